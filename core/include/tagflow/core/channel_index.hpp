@@ -1,0 +1,41 @@
+// ChannelIndex: maps channel numbers to dense slots 0..n-1 in the order given, through a
+// small table indexed by (channel - smallest channel), so a hot loop looks a channel up with
+// one subtraction, one compare and one load. Channels not in the list map to slot n, which
+// measurements use as a discard slot. Duplicates and CHANNEL_UNUSED are rejected.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tagflow/core/tag.hpp"
+
+namespace tagflow {
+
+class ChannelIndex {
+ public:
+  // Largest distance between the smallest and the largest channel in one index.
+  static constexpr std::int64_t kMaxSpan = 1 << 16;
+
+  // `owner` names the measurement in error messages.
+  ChannelIndex(std::span<const channel_t> channels, std::string_view owner);
+
+  std::uint32_t slot(channel_t channel) const {
+    const std::uint32_t offset =
+        static_cast<std::uint32_t>(channel) - static_cast<std::uint32_t>(smallest_);
+    return offset < table_.size() ? table_[offset] : discard_slot_;
+  }
+
+  std::size_t size() const { return channels_.size(); }
+  std::uint32_t discardSlot() const { return discard_slot_; }
+  const std::vector<channel_t>& channels() const { return channels_; }
+
+ private:
+  std::vector<channel_t> channels_;
+  std::vector<std::uint16_t> table_;
+  channel_t smallest_ = 0;
+  std::uint32_t discard_slot_ = 0;
+};
+
+}  // namespace tagflow

@@ -1,0 +1,28 @@
+// Exceptions of the library. Messages name the offending value and, where one exists, the
+// valid range, so that a user can fix the input without reading the code.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace tagflow {
+
+// A parameter or configuration value outside its valid range.
+class InvalidArgument : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Input data that violates the stream contract (unsorted, truncated, corrupt).
+class DataError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The operating system refused an operation (open, write, rename).
+class IoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace tagflow

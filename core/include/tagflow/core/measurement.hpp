@@ -1,0 +1,122 @@
+// Measurement: the base of everything that consumes the stream. The graph calls
+// processBlock() for every block, in order, exactly once; the base class applies the
+// lifecycle of the reference engine (start, stop, startFor cut exactly at the duration even
+// inside a block, clear, capture duration), tracks overflow intervals, and splits each block
+// into runs of pure TimeTags and the special tags between them, so that a concrete
+// measurement only writes a tight loop over std::span<const Tag>.
+//
+// Threading: hooks run with the measurement's mutex held; every public getter takes the same
+// mutex, so what a reader sees is a snapshot at a block boundary, also while the graph runs.
+// A measurement is running from construction (auto-start), like the reference engine.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include "tagflow/core/parameters.hpp"
+#include "tagflow/core/result_set.hpp"
+#include "tagflow/core/tag.hpp"
+#include "tagflow/core/tag_block.hpp"
+
+namespace tagflow {
+
+class SynchronizedMeasurements;
+
+class Measurement {
+ public:
+  Measurement(std::string kind, std::string name, Parameters parameters);
+  virtual ~Measurement() = default;
+  Measurement(const Measurement&) = delete;
+  Measurement& operator=(const Measurement&) = delete;
+
+  const std::string& kind() const { return kind_; }
+  const std::string& name() const { return name_; }
+  const Parameters& parameters() const { return parameters_; }
+
+  // Starts or continues; keeps data.
+  void start();
+  // Optionally clears, then runs until `duration` ps of stream time were captured.
+  void startFor(timestamp_t duration, bool clear = true);
+  // Stops at the next block boundary; keeps data.
+  void stop();
+  // Drops data and state, resets the capture duration; the running state is unchanged.
+  void clear();
+  bool isRunning() const;
+  // Blocks until a startFor() run has captured its duration. timeout_ms < 0 waits without
+  // limit, 0 polls. Returns false on timeout, when no startFor() run is pending (an
+  // unbounded run never finishes), or when the stream ended before the duration was reached.
+  bool waitUntilFinished(std::int64_t timeout_ms = -1);
+  // Stream time processed while running since construction or the last clear(), in ps.
+  timestamp_t getCaptureDuration() const;
+  // Overflow intervals that began while running, since the last clear().
+  std::uint64_t getOverflowCount() const;
+
+  // Consistent snapshot of the results, with parameters and run facts.
+  ResultSet getResults() const;
+
+  // Graph side: called for every block in sequence order, from one thread at a time.
+  void processBlock(const TagBlock& block);
+  // Graph side: the stream has ended (or a new run of the graph begins).
+  void streamEnded();
+  void streamStarting();
+
+ protected:
+  // Only TimeTag records, time-ordered; the run lies inside the current capture interval.
+  virtual void processTimeTags(std::span<const Tag> tags) = 0;
+  // Stream time has advanced to `time` (exclusive): called before every special tag and at
+  // the end of every captured (partial) block.
+  virtual void advanceTime(timestamp_t /*time*/) {}
+  // Capture begins at stream time `time`: after construction or clear() (`fresh`), or when
+  // resuming after stop() (not fresh: the stopped stretch of stream time is skipped).
+  virtual void onCaptureStart(timestamp_t /*time*/, bool /*fresh*/) {}
+  virtual void onOverflowBegin(const Tag& /*tag*/) {}
+  virtual void onOverflowEnd(const Tag& /*tag*/) {}
+  virtual void onMissedEvents(const Tag& /*tag*/) {}
+  // The time base is not trustworthy across an Error tag: drop state that spans it.
+  virtual void onError(const Tag& /*tag*/) {}
+  virtual void clearData() = 0;
+  virtual void collectResults(ResultSet& out) const = 0;
+
+  bool inOverflow() const { return in_overflow_; }
+  timestamp_t captureDurationLocked() const { return capture_duration_; }
+  std::unique_lock<std::mutex> lockData() const { return std::unique_lock(mutex_); }
+
+ private:
+  friend class SynchronizedMeasurements;
+
+  enum class Action { None, Start, StartFor, Stop, Clear };
+  struct PendingAction {
+    Action action = Action::None;
+    std::uint64_t at_sequence = 0;
+    timestamp_t duration = 0;
+    bool clear = false;
+  };
+
+  void applyLocked(Action action, timestamp_t duration, bool clear);
+  void clearLocked();
+  void dispatch(const TagBlock& block, std::size_t tag_count, timestamp_t end);
+  void handleSpecial(const Tag& tag);
+  void trackOverflowWhileStopped(const TagBlock& block);
+
+  std::string kind_;
+  std::string name_;
+  Parameters parameters_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable finished_;
+  bool running_ = true;
+  bool capturing_ = false;  // onCaptureStart() was called for the current running stretch
+  bool fresh_ = true;       // nothing captured since construction or clear()
+  bool stream_ended_ = false;
+  bool in_overflow_ = false;
+  timestamp_t remaining_ = -1;  // of a startFor() run; < 0 means unbounded
+  timestamp_t capture_duration_ = 0;
+  std::uint64_t overflow_count_ = 0;
+  std::uint64_t next_sequence_ = 0;
+  PendingAction pending_;
+};
+
+}  // namespace tagflow

@@ -1,0 +1,27 @@
+// Source: produces the stream, one block at a time, in time order. `next` fills the buffer
+// with the tags of [begin_time, end_time) and returns false once the stream has ended (the
+// buffer is then untouched). The first block's begin_time is the stream's start; every
+// further block must begin where the previous one ended. A source is used by one thread.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "tagflow/core/tag_block.hpp"
+
+namespace tagflow {
+
+class Source {
+ public:
+  virtual ~Source() = default;
+
+  virtual bool next(BlockBuffer& out) = 0;
+
+  // Largest number of tags `next` puts into `storage`; the pool reserves this much.
+  virtual std::size_t maxBlockTags() const = 0;
+
+  // A short human-readable description of what the source produces and how it is configured.
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace tagflow

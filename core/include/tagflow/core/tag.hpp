@@ -1,0 +1,55 @@
+// The 16-byte time-tag record: the in-memory layout, the raw-file record and what every
+// measurement reads. Layout (little-endian, no padding) follows the Time Tagger stream record:
+// type, reserved, missed_events, channel, time in picoseconds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+namespace tagflow {
+
+using timestamp_t = std::int64_t;  // picoseconds
+using channel_t = std::int32_t;    // rising edges positive, falling edges negative
+
+enum class TagType : std::uint8_t {
+  TimeTag = 0,
+  Error = 1,
+  OverflowBegin = 2,
+  OverflowEnd = 3,
+  MissedEvents = 4,
+};
+
+inline constexpr std::uint8_t kMaxTagType = 4;
+
+// Marks an unused optional channel; -1 would collide with the falling edge of input 1.
+inline constexpr channel_t CHANNEL_UNUSED = -134217728;
+
+struct Tag {
+  TagType type = TagType::TimeTag;
+  std::uint8_t reserved = 0;
+  std::uint16_t missed_events = 0;
+  channel_t channel = 0;
+  timestamp_t time = 0;
+
+  friend bool operator==(const Tag&, const Tag&) = default;
+};
+
+static_assert(sizeof(Tag) == 16, "Tag must be exactly 16 bytes");
+static_assert(alignof(Tag) == 8);
+static_assert(offsetof(Tag, type) == 0);
+static_assert(offsetof(Tag, reserved) == 1);
+static_assert(offsetof(Tag, missed_events) == 2);
+static_assert(offsetof(Tag, channel) == 4);
+static_assert(offsetof(Tag, time) == 8);
+
+inline constexpr Tag makeTimeTag(channel_t channel, timestamp_t time) {
+  return Tag{TagType::TimeTag, 0, 0, channel, time};
+}
+
+std::string_view tagTypeName(TagType type);
+
+inline constexpr timestamp_t kPicosecondsPerSecond = 1'000'000'000'000;
+
+}  // namespace tagflow

@@ -1,0 +1,51 @@
+// TagBlock: an immutable, time-ordered run of tags covering the stream interval
+// [begin_time, end_time). Blocks tile stream time without gaps: a block's end_time is the next
+// block's begin_time, and an empty block still advances time. `sequence` counts blocks from 0
+// without gaps. `special` lists, in order, the indices of every tag that is not a TimeTag
+// (overflow marks, missed events, errors), so hot loops can run over pure time-tag stretches.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tagflow/core/tag.hpp"
+
+namespace tagflow {
+
+struct TagBlock {
+  std::span<const Tag> tags;
+  std::span<const std::uint32_t> special;
+  timestamp_t begin_time = 0;
+  timestamp_t end_time = 0;
+  std::uint64_t sequence = 0;
+};
+
+// The writable side of a block, filled by a Source. Tags either live in `storage` (reused
+// between blocks: its capacity is reserved once) or in memory the source owns for longer,
+// in which case the source points `tags` there and leaves `storage` alone.
+struct BlockBuffer {
+  std::vector<Tag> storage;
+  std::vector<std::uint32_t> special;
+  std::span<const Tag> tags;
+  timestamp_t begin_time = 0;
+  timestamp_t end_time = 0;
+
+  // Makes `tags` view `storage` and rebuilds `special` from it.
+  void publishStorage();
+  // Rebuilds `special` from `tags`.
+  void indexSpecialTags();
+
+  TagBlock view(std::uint64_t sequence) const {
+    return TagBlock{tags, special, begin_time, end_time, sequence};
+  }
+};
+
+// How many of the first tags of a time-ordered run may form a block of at most `max_tags`
+// tags such that the next tag is strictly later than the block's last (a block covers
+// [begin, end) and the next block begins at its next tag's time). Tags sharing one time are
+// never split; if the first `max_tags + 1` share a time the run of equal times is returned
+// whole, so the result can exceed `max_tags` only then.
+std::size_t blockSplitPoint(std::span<const Tag> tags, std::size_t max_tags);
+
+}  // namespace tagflow

@@ -1,0 +1,32 @@
+// Writes results to a self-describing HDF5 file: one group per measurement (named by the
+// measurement), every array as a dataset with `unit` and `description` attributes, the
+// measurement's parameters and run facts as group attributes, the engine profile under
+// /profile, and file attributes naming the producer, version, creation time and source.
+// The file is written under a temporary name in the same folder and renamed at the end, so
+// a failed run never leaves a half-written file under the final name. Layout: docs/hdf5-layout.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tagflow/core/profile.hpp"
+#include "tagflow/core/result_set.hpp"
+
+namespace tagflow {
+
+struct RunInfo {
+  std::string source;  // Source::describe()
+  std::string config;  // the configuration text the run was started with, if any
+};
+
+// Throws IoError naming the path and the reason when the file cannot be written.
+void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& results,
+                      const Profile& profile, const RunInfo& info);
+
+// Fails early, before a long run, if `path` cannot be created (its folder is missing or not
+// writable). Leaves nothing behind.
+void checkOutputWritable(const std::string& path);
+
+std::string tagflowVersion();
+
+}  // namespace tagflow

@@ -1,0 +1,99 @@
+// SyntheticSource: a deterministic stream for a given seed and configuration, independent of
+// the block size. Each channel is a Poisson process (rate), a periodic clock (frequency,
+// Gaussian jitter) or the partner of an earlier channel (each of its events is echoed with
+// a probability, after a delay, with Gaussian jitter). Overflow intervals can be injected:
+// inside [begin, end) tags are dropped and reported as MissedEvents counts at `end`,
+// bracketed by OverflowBegin/OverflowEnd tags (channel 0).
+//
+// Events are generated in fixed windows of stream time; Gaussian jitter is truncated at
+// 6 sigma, which lets a window be finalised once generation has run one guard interval
+// (delays plus 6 sigma) ahead of it. Blocks hold at most `block_size` tags and span at most
+// `max_block_duration_ps` of stream time, so quiet stretches yield empty blocks.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tagflow/core/source.hpp"
+
+namespace tagflow {
+
+struct SyntheticChannel {
+  enum class Kind { Poisson, Clock, Partner };
+  Kind kind = Kind::Poisson;
+  channel_t channel = 1;
+  double rate_hz = 0;        // Poisson
+  double frequency_hz = 0;   // Clock
+  double jitter_ps = 0;      // Clock, Partner: Gaussian sigma
+  channel_t partner_of = 0;  // Partner
+  timestamp_t delay_ps = 0;  // Partner
+  double probability = 1;    // Partner
+
+  static SyntheticChannel poisson(channel_t channel, double rate_hz);
+  static SyntheticChannel clock(channel_t channel, double frequency_hz, double jitter_ps = 0);
+  static SyntheticChannel partner(channel_t channel, channel_t partner_of, timestamp_t delay_ps,
+                                  double jitter_ps = 0, double probability = 1);
+};
+
+struct OverflowInterval {
+  timestamp_t begin_ps = 0;
+  timestamp_t end_ps = 0;
+};
+
+struct SyntheticConfig {
+  std::vector<SyntheticChannel> channels;
+  std::vector<OverflowInterval> overflows;  // sorted, non-overlapping
+  std::uint64_t seed = 1;
+  std::size_t block_size = 16384;
+  timestamp_t max_block_duration_ps = 20'000'000'000;  // 20 ms, as the reference default
+  timestamp_t duration_ps = -1;                        // stream length; -1: endless
+  timestamp_t start_time_ps = 0;
+
+  // Throws InvalidArgument naming the first bad value and its valid range.
+  void validate() const;
+  double totalRateHz() const;
+};
+
+class SyntheticSource : public Source {
+ public:
+  explicit SyntheticSource(SyntheticConfig config);
+
+  bool next(BlockBuffer& out) override;
+  std::size_t maxBlockTags() const override { return config_.block_size; }
+  std::string describe() const override;
+
+  const SyntheticConfig& config() const { return config_; }
+
+ private:
+  struct ChannelState {
+    std::mt19937_64 random;
+    timestamp_t next_poisson = 0;
+    std::int64_t next_edge = 0;
+    timestamp_t period_whole = 0;
+    double period_fraction = 0;
+    std::size_t parent = 0;      // index of the partner's source channel
+    std::vector<timestamp_t> generated;  // this round's event times, for partners
+  };
+
+  bool streamDone() const;
+  void generateWindow();
+  void generateChannel(std::size_t index, timestamp_t until);
+  double truncatedGaussian(std::mt19937_64& random, double sigma);
+  void applyOverflows(std::size_t first_new, timestamp_t window_begin, timestamp_t window_end);
+
+  SyntheticConfig config_;
+  std::vector<ChannelState> states_;
+  timestamp_t window_ps_ = 0;
+  timestamp_t guard_ps_ = 0;
+  timestamp_t stream_end_ = 0;      // meaningful when duration_ps > 0
+  timestamp_t finalised_until_ = 0;  // ready_ holds every tag before this time
+  timestamp_t next_begin_ = 0;
+  std::vector<Tag> pending_;  // generated, not yet finalised (unsorted)
+  std::vector<Tag> ready_;    // finalised, sorted
+  std::size_t ready_position_ = 0;
+  std::vector<std::uint64_t> missed_;  // per configured channel, inside the open overflow
+};
+
+}  // namespace tagflow

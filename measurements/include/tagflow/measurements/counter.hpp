@@ -1,0 +1,75 @@
+// Counter: counts the tags of each channel in consecutive bins of `binwidth` ps and keeps the
+// last `n_values` completed bins per channel in a circular buffer. Bin 0 starts where the
+// capture starts (construction or clear()); a bin is published once stream time has passed
+// its end, so empty stretches of the stream yield zero-count bins. A bin touched by an
+// overflow interval is flagged: its normalised value is NaN. Total counts include the bin
+// still integrating and the MissedEvents counts of overflow intervals. Time during which the
+// counter is stopped is skipped: bins integrate capture time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tagflow/core/channel_index.hpp"
+#include "tagflow/core/measurement.hpp"
+
+namespace tagflow {
+
+class Counter : public Measurement {
+ public:
+  Counter(std::string name, std::vector<channel_t> channels, timestamp_t binwidth = 1'000'000'000,
+          std::int64_t n_values = 1);
+
+  // [channel][n_values] counts of completed bins. rolling: newest last, unfilled bins (zero)
+  // at the front; otherwise in buffer order, the write position wrapping to 0.
+  std::vector<std::int64_t> getData(bool rolling = true) const;
+  // Counts per second; NaN for unfilled bins and bins touched by an overflow.
+  std::vector<double> getDataNormalized(bool rolling = true) const;
+  // 1 where the bin was touched by an overflow interval; same order as getData().
+  std::vector<std::int8_t> getOverflowMask(bool rolling = true) const;
+  // i * binwidth, ps.
+  std::vector<std::int64_t> getIndex() const;
+  // Per channel, since the last clear(), including the integrating bin and missed events.
+  std::vector<std::uint64_t> getDataTotalCounts() const;
+  // Completed bins since the last clear() (may exceed n_values).
+  std::uint64_t getBinsCompleted() const;
+
+  const std::vector<channel_t>& channels() const { return index_.channels(); }
+  timestamp_t binwidth() const { return binwidth_; }
+  std::size_t nValues() const { return n_values_; }
+
+ protected:
+  void processTimeTags(std::span<const Tag> tags) override;
+  void advanceTime(timestamp_t time) override;
+  void onCaptureStart(timestamp_t time, bool fresh) override;
+  void onOverflowBegin(const Tag& tag) override;
+  void onOverflowEnd(const Tag& tag) override;
+  void onMissedEvents(const Tag& tag) override;
+  void clearData() override;
+  void collectResults(ResultSet& out) const override;
+
+ private:
+  void completeBinsBefore(timestamp_t time);
+  void completeCurrentBin();
+  std::vector<std::int64_t> dataLocked(bool rolling) const;
+  std::vector<double> normalizedLocked(bool rolling) const;
+  std::vector<std::int8_t> overflowMaskLocked(bool rolling) const;
+  std::vector<std::uint64_t> totalsLocked() const;
+  // Position in the circular buffer of output column `column` (rolling or not), or -1.
+  std::int64_t bufferPosition(std::size_t column, bool rolling) const;
+
+  ChannelIndex index_;
+  timestamp_t binwidth_;
+  std::size_t n_values_;
+
+  std::vector<std::uint64_t> current_;  // per slot, plus the discard slot
+  std::vector<std::int64_t> buffer_;    // [channel][n_values]
+  std::vector<std::int8_t> overflow_;   // [n_values]
+  std::vector<std::uint64_t> totals_;   // completed bins plus missed events, per channel
+  std::uint64_t bins_completed_ = 0;
+  timestamp_t bin_end_ = 0;
+  timestamp_t last_time_ = 0;
+  bool current_overflow_ = false;
+};
+
+}  // namespace tagflow

@@ -1,0 +1,37 @@
+// Countrate: the average rate of each channel since construction or clear(): total counts
+// divided by the capture duration (stream time processed while running, from the capture
+// start, not from the first tag). MissedEvents counts of overflow intervals are included,
+// so the rate stays right when the stream overflowed. NaN while the capture duration is 0.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tagflow/core/channel_index.hpp"
+#include "tagflow/core/measurement.hpp"
+
+namespace tagflow {
+
+class Countrate : public Measurement {
+ public:
+  Countrate(std::string name, std::vector<channel_t> channels);
+
+  std::vector<double> getData() const;                // counts per second, per channel
+  std::vector<std::int64_t> getCountsTotal() const;   // per channel
+
+  const std::vector<channel_t>& channels() const { return index_.channels(); }
+
+ protected:
+  void processTimeTags(std::span<const Tag> tags) override;
+  void onMissedEvents(const Tag& tag) override;
+  void clearData() override;
+  void collectResults(ResultSet& out) const override;
+
+ private:
+  std::vector<double> ratesLocked() const;
+
+  ChannelIndex index_;
+  std::vector<std::uint64_t> counts_;  // per slot, plus the discard slot
+};
+
+}  // namespace tagflow

@@ -1,0 +1,222 @@
+#include "tagflow/measurements/counter.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+namespace {
+
+Parameters counterParameters(const std::vector<channel_t>& channels, timestamp_t binwidth,
+                             std::int64_t n_values) {
+  return Parameters{{"channels", std::vector<std::int64_t>(channels.begin(), channels.end())},
+                    {"binwidth", binwidth},
+                    {"n_values", n_values}};
+}
+
+// Largest ring we accept: 2^28 values per channel (2 GiB of int64 for 1 channel).
+constexpr std::int64_t kMaxValues = std::int64_t{1} << 28;
+
+}  // namespace
+
+Counter::Counter(std::string name, std::vector<channel_t> channels, timestamp_t binwidth,
+                 std::int64_t n_values)
+    : Measurement("Counter", std::move(name), counterParameters(channels, binwidth, n_values)),
+      index_(channels, "Counter '" + this->name() + "'"),
+      binwidth_(binwidth),
+      n_values_(static_cast<std::size_t>(n_values)) {
+  if (binwidth <= 0) {
+    throw InvalidArgument("Counter '" + this->name() + "': binwidth " + std::to_string(binwidth) +
+                          " ps is invalid (valid: > 0)");
+  }
+  if (n_values <= 0 || n_values > kMaxValues) {
+    throw InvalidArgument("Counter '" + this->name() + "': n_values " + std::to_string(n_values) +
+                          " is invalid (valid: 1.." + std::to_string(kMaxValues) + ")");
+  }
+  current_.assign(index_.size() + 1, 0);
+  buffer_.assign(index_.size() * n_values_, 0);
+  overflow_.assign(n_values_, 0);
+  totals_.assign(index_.size(), 0);
+}
+
+void Counter::processTimeTags(std::span<const Tag> tags) {
+  const Tag* tag = tags.data();
+  const Tag* const end = tag + tags.size();
+  std::uint64_t* const counts = current_.data();
+  while (tag != end) {
+    if (tag->time >= bin_end_) completeBinsBefore(tag->time);
+    // All tags before the bin's end count without a time test: find the stretch first.
+    const Tag* stretch_end = end;
+    if ((end - 1)->time >= bin_end_) {
+      stretch_end = std::lower_bound(tag, end, bin_end_,
+                                     [](const Tag& t, timestamp_t time) { return t.time < time; });
+    }
+    for (; tag != stretch_end; ++tag) ++counts[index_.slot(tag->channel)];
+  }
+}
+
+void Counter::advanceTime(timestamp_t time) {
+  completeBinsBefore(time);
+  last_time_ = time;
+}
+
+void Counter::completeBinsBefore(timestamp_t time) {
+  if (bin_end_ > time) return;
+  completeCurrentBin();
+  if (bin_end_ > time) return;
+  // Bins that were entirely empty: zero counts, flagged if the stream is in overflow.
+  const auto empty_bins = static_cast<std::uint64_t>((time - bin_end_) / binwidth_ + 1);
+  const std::uint64_t to_write = std::min<std::uint64_t>(empty_bins, n_values_);
+  const bool flag = inOverflow();
+  for (std::uint64_t i = 0; i < to_write; ++i) {
+    const std::size_t position = (bins_completed_ + empty_bins - to_write + i) % n_values_;
+    for (std::size_t c = 0; c < index_.size(); ++c) buffer_[c * n_values_ + position] = 0;
+    overflow_[position] = flag;
+  }
+  bins_completed_ += empty_bins;
+  bin_end_ += static_cast<timestamp_t>(empty_bins) * binwidth_;
+  current_overflow_ = flag;
+}
+
+void Counter::completeCurrentBin() {
+  const std::size_t position = bins_completed_ % n_values_;
+  for (std::size_t c = 0; c < index_.size(); ++c) {
+    buffer_[c * n_values_ + position] = static_cast<std::int64_t>(current_[c]);
+    totals_[c] += current_[c];
+  }
+  std::fill(current_.begin(), current_.end(), 0);
+  overflow_[position] = current_overflow_;
+  current_overflow_ = inOverflow();
+  ++bins_completed_;
+  bin_end_ += binwidth_;
+}
+
+void Counter::onCaptureStart(timestamp_t time, bool fresh) {
+  if (fresh) {
+    bin_end_ = time + binwidth_;
+    current_overflow_ = inOverflow();
+  } else {
+    bin_end_ += time - last_time_;
+    current_overflow_ = current_overflow_ || inOverflow();
+  }
+  last_time_ = time;
+}
+
+void Counter::onOverflowBegin(const Tag&) { current_overflow_ = true; }
+
+void Counter::onOverflowEnd(const Tag&) { current_overflow_ = true; }
+
+void Counter::onMissedEvents(const Tag& tag) {
+  const std::uint32_t slot = index_.slot(tag.channel);
+  if (slot != index_.discardSlot()) totals_[slot] += tag.missed_events;
+}
+
+void Counter::clearData() {
+  std::fill(current_.begin(), current_.end(), 0);
+  std::fill(buffer_.begin(), buffer_.end(), 0);
+  std::fill(overflow_.begin(), overflow_.end(), 0);
+  std::fill(totals_.begin(), totals_.end(), 0);
+  bins_completed_ = 0;
+  current_overflow_ = false;
+}
+
+std::int64_t Counter::bufferPosition(std::size_t column, bool rolling) const {
+  const std::uint64_t filled = std::min<std::uint64_t>(bins_completed_, n_values_);
+  if (!rolling) return column < filled ? static_cast<std::int64_t>(column) : -1;
+  const std::size_t first_filled = n_values_ - filled;
+  if (column < first_filled) return -1;
+  // The oldest kept bin is bins_completed_ - filled; column first_filled shows it.
+  return static_cast<std::int64_t>((bins_completed_ - filled + (column - first_filled)) %
+                                   n_values_);
+}
+
+std::vector<std::int64_t> Counter::getData(bool rolling) const {
+  auto lock = lockData();
+  return dataLocked(rolling);
+}
+
+std::vector<double> Counter::getDataNormalized(bool rolling) const {
+  auto lock = lockData();
+  return normalizedLocked(rolling);
+}
+
+std::vector<std::int8_t> Counter::getOverflowMask(bool rolling) const {
+  auto lock = lockData();
+  return overflowMaskLocked(rolling);
+}
+
+std::vector<std::int64_t> Counter::dataLocked(bool rolling) const {
+  std::vector<std::int64_t> data(index_.size() * n_values_, 0);
+  for (std::size_t column = 0; column < n_values_; ++column) {
+    const std::int64_t position = bufferPosition(column, rolling);
+    if (position < 0) continue;
+    for (std::size_t c = 0; c < index_.size(); ++c) {
+      data[c * n_values_ + column] = buffer_[c * n_values_ + static_cast<std::size_t>(position)];
+    }
+  }
+  return data;
+}
+
+std::vector<double> Counter::normalizedLocked(bool rolling) const {
+  const double per_second = static_cast<double>(kPicosecondsPerSecond) / binwidth_;
+  std::vector<double> data(index_.size() * n_values_, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t column = 0; column < n_values_; ++column) {
+    const std::int64_t position = bufferPosition(column, rolling);
+    if (position < 0 || overflow_[static_cast<std::size_t>(position)]) continue;
+    for (std::size_t c = 0; c < index_.size(); ++c) {
+      data[c * n_values_ + column] =
+          buffer_[c * n_values_ + static_cast<std::size_t>(position)] * per_second;
+    }
+  }
+  return data;
+}
+
+std::vector<std::int8_t> Counter::overflowMaskLocked(bool rolling) const {
+  std::vector<std::int8_t> mask(n_values_, 0);
+  for (std::size_t column = 0; column < n_values_; ++column) {
+    const std::int64_t position = bufferPosition(column, rolling);
+    if (position >= 0) mask[column] = overflow_[static_cast<std::size_t>(position)];
+  }
+  return mask;
+}
+
+std::vector<std::uint64_t> Counter::totalsLocked() const {
+  std::vector<std::uint64_t> totals(totals_);
+  for (std::size_t c = 0; c < index_.size(); ++c) totals[c] += current_[c];
+  return totals;
+}
+
+std::vector<std::int64_t> Counter::getIndex() const {
+  std::vector<std::int64_t> index(n_values_);
+  for (std::size_t i = 0; i < n_values_; ++i) index[i] = static_cast<std::int64_t>(i) * binwidth_;
+  return index;
+}
+
+std::vector<std::uint64_t> Counter::getDataTotalCounts() const {
+  auto lock = lockData();
+  return totalsLocked();
+}
+
+std::uint64_t Counter::getBinsCompleted() const {
+  auto lock = lockData();
+  return bins_completed_;
+}
+
+void Counter::collectResults(ResultSet& out) const {
+  const std::size_t n_channels = index_.size();
+  out.add("data", "counts", {n_channels, n_values_}, dataLocked(true),
+          "counts per completed bin, [channel][bin], rolling order (newest last)");
+  out.add("index", "ps", {n_values_}, getIndex(), "bin start relative to bin 0");
+  out.add("data_normalized", "Hz", {n_channels, n_values_}, normalizedLocked(true),
+          "counts / binwidth; NaN for unfilled bins and bins touched by an overflow");
+  out.add("data_total_counts", "counts", {n_channels}, totalsLocked(),
+          "since clear(), including the integrating bin and missed events");
+  out.add("overflow_mask", "1", {n_values_}, overflowMaskLocked(true),
+          "1 where the bin was touched by an overflow interval");
+  out.facts.set("bins_completed", static_cast<std::int64_t>(bins_completed_));
+}
+
+}  // namespace tagflow

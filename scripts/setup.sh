@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tagflow builds and tests with. Idempotent; needs root
+# (or sudo). Skips apt entirely when everything is already installed.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libtbb-dev libhdf5-dev hdf5-tools libtomlplusplus-dev libfmt-dev libcli11-dev
+  catch2 libbenchmark-dev
+  python3 python3-numpy python3-h5py
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "Installing: ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
