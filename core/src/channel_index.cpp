@@ -40,6 +40,42 @@ ChannelIndex::ChannelIndex(std::span<const channel_t> channels, std::string_view
   for (std::size_t i = 0; i < channels_.size(); ++i) {
     table_[static_cast<std::size_t>(channels_[i] - smallest_)] = static_cast<std::uint16_t>(i);
   }
+  lanes_.assign(4 * (channels_.size() + 1), 0);
+}
+
+void ChannelIndex::countTags(std::span<const Tag> tags, std::uint64_t* counts) const {
+  const std::size_t stride = channels_.size() + 1;
+  std::uint64_t* const lane0 = lanes_.data();
+  std::uint64_t* const lane1 = lane0 + stride;
+  std::uint64_t* const lane2 = lane1 + stride;
+  std::uint64_t* const lane3 = lane2 + stride;
+  // Local copies: the compiler cannot prove the counter stores leave the members alone.
+  const std::uint16_t* const table = table_.data();
+  const auto table_size = static_cast<std::uint32_t>(table_.size());
+  const auto smallest = static_cast<std::uint32_t>(smallest_);
+  const auto discard = discard_slot_;
+  const auto lookup = [=](channel_t channel) {
+    const std::uint32_t offset = static_cast<std::uint32_t>(channel) - smallest;
+    return offset < table_size ? table[offset] : discard;
+  };
+  const Tag* tag = tags.data();
+  const Tag* const end = tag + tags.size();
+  if (tags.size() < 64) {  // too short to repay merging the lanes
+    for (; tag != end; ++tag) ++counts[lookup(tag->channel)];
+    return;
+  }
+  for (; end - tag >= 4; tag += 4) {
+    __builtin_prefetch(tag + 128);
+    ++lane0[lookup(tag[0].channel)];
+    ++lane1[lookup(tag[1].channel)];
+    ++lane2[lookup(tag[2].channel)];
+    ++lane3[lookup(tag[3].channel)];
+  }
+  for (; tag != end; ++tag) ++lane0[lookup(tag->channel)];
+  for (std::size_t s = 0; s < stride; ++s) {
+    counts[s] += lane0[s] + lane1[s] + lane2[s] + lane3[s];
+    lane0[s] = lane1[s] = lane2[s] = lane3[s] = 0;
+  }
 }
 
 }  // namespace tagflow

@@ -70,8 +70,8 @@ void checkBlockContract(const BlockBuffer& block, timestamp_t expected_begin, bo
     throw DataError(where + " ends at " + std::to_string(block.end_time) +
                     " ps, before its begin " + std::to_string(block.begin_time) + " ps");
   }
-  if (!block.tags.empty() && (block.tags.front().time < block.begin_time ||
-                              block.tags.back().time >= block.end_time)) {
+  if (!block.tags.empty() &&
+      (block.tags.front().time < block.begin_time || block.tags.back().time >= block.end_time)) {
     throw DataError(where + " holds tags outside its interval [" +
                     std::to_string(block.begin_time) + ", " + std::to_string(block.end_time) +
                     ") ps");
@@ -183,8 +183,8 @@ Profile MeasurementGraph::run(timestamp_t duration_ps) {
     timers[0].end(began, block->sequence, block->buffer.tags.size());
     block->published = Clock::now();
     profile.stream_duration_ps = block->buffer.end_time - stream_start;
-    if (options_.progress && secondsBetween(last_progress, block->published) >=
-                                 options_.progress_interval_s) {
+    if (options_.progress &&
+        secondsBetween(last_progress, block->published) >= options_.progress_interval_s) {
       last_progress = block->published;
       options_.progress(Progress{profile.nodes[0].tags, profile.nodes[0].blocks,
                                  profile.stream_duration_ps,

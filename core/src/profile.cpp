@@ -20,8 +20,8 @@ void printProfile(std::ostream& out, const Profile& profile) {
   const auto flags = out.flags();
   out << std::left << std::setw(20) << "node" << std::setw(16) << "kind" << std::right
       << std::setw(14) << "tags" << std::setw(10) << "busy s" << std::setw(12) << "MTags/s"
-      << std::setw(8) << "share" << std::setw(10) << "wait s" << std::setw(14)
-      << "max lat. ms" << '\n';
+      << std::setw(8) << "share" << std::setw(10) << "wait s" << std::setw(14) << "max lat. ms"
+      << '\n';
   for (std::size_t i = 0; i < profile.nodes.size(); ++i) {
     const auto& node = profile.nodes[i];
     out << std::left << std::setw(20) << node.name << std::setw(16) << node.kind << std::right
@@ -64,8 +64,8 @@ void writeChromeTrace(const std::string& path, const Profile& profile) {
   bool first = true;
   for (std::size_t i = 0; i < profile.nodes.size(); ++i) {
     const auto& node = profile.nodes[i];
-    out << (first ? "" : ",") << "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":"
-        << i << ",\"args\":{\"name\":\"" << jsonEscape(node.name) << " (" << jsonEscape(node.kind)
+    out << (first ? "" : ",") << "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" << i
+        << ",\"args\":{\"name\":\"" << jsonEscape(node.name) << " (" << jsonEscape(node.kind)
         << ")\"}}";
     first = false;
     for (const auto& span : node.trace) {

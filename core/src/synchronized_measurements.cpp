@@ -23,7 +23,9 @@ void SynchronizedMeasurements::unregisterMeasurement(Measurement& measurement) {
   members_.erase(std::remove(members_.begin(), members_.end(), &measurement), members_.end());
 }
 
-void SynchronizedMeasurements::start() { schedule(Measurement::Action::Start, 0, false); }
+void SynchronizedMeasurements::start() {
+  schedule(Measurement::Action::Start, 0, false);
+}
 
 void SynchronizedMeasurements::startFor(timestamp_t duration, bool clear) {
   if (duration <= 0) {
@@ -33,9 +35,13 @@ void SynchronizedMeasurements::startFor(timestamp_t duration, bool clear) {
   schedule(Measurement::Action::StartFor, duration, clear);
 }
 
-void SynchronizedMeasurements::stop() { schedule(Measurement::Action::Stop, 0, false); }
+void SynchronizedMeasurements::stop() {
+  schedule(Measurement::Action::Stop, 0, false);
+}
 
-void SynchronizedMeasurements::clear() { schedule(Measurement::Action::Clear, 0, false); }
+void SynchronizedMeasurements::clear() {
+  schedule(Measurement::Action::Clear, 0, false);
+}
 
 bool SynchronizedMeasurements::isRunning() const {
   return std::any_of(members_.begin(), members_.end(),

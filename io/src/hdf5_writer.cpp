@@ -18,7 +18,9 @@
 
 namespace tagflow {
 
-std::string tagflowVersion() { return TAGFLOW_VERSION; }
+std::string tagflowVersion() {
+  return TAGFLOW_VERSION;
+}
 
 namespace {
 
@@ -92,7 +94,8 @@ void writeArrayAttribute(hid_t object, const std::string& name, const T* values,
                "create a dataspace for attribute '" + name + "'");
   Handle attribute(H5Acreate2(object, name.c_str(), fileType<T>(), space, H5P_DEFAULT, H5P_DEFAULT),
                    H5Aclose, "create attribute '" + name + "'");
-  if (count > 0) check(H5Awrite(attribute, nativeType<T>(), values), "write attribute '" + name + "'");
+  if (count > 0)
+    check(H5Awrite(attribute, nativeType<T>(), values), "write attribute '" + name + "'");
 }
 
 void writeParameterAttribute(hid_t object, const std::string& name, const ParameterValue& value) {
@@ -126,9 +129,9 @@ void writeDataset(hid_t group, const std::string& name, const std::vector<std::s
   }
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
                "create a dataspace for '" + name + "'");
-  Handle dataset(H5Dcreate2(group, name.c_str(), fileType<T>(), space, H5P_DEFAULT, H5P_DEFAULT,
-                            H5P_DEFAULT),
-                 H5Dclose, "create dataset '" + name + "'");
+  Handle dataset(
+      H5Dcreate2(group, name.c_str(), fileType<T>(), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose, "create dataset '" + name + "'");
   if (!data.empty()) {
     check(H5Dwrite(dataset, nativeType<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()),
           "write dataset '" + name + "'");
@@ -143,9 +146,11 @@ void writeStringDataset(hid_t group, const std::string& name,
   for (const auto& value : values) pointers.push_back(value.c_str());
   const hsize_t dims[1] = {values.size()};
   Handle type = stringType();
-  Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose, "create a dataspace for '" + name + "'");
-  Handle dataset(H5Dcreate2(group, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                 H5Dclose, "create dataset '" + name + "'");
+  Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose,
+               "create a dataspace for '" + name + "'");
+  Handle dataset(
+      H5Dcreate2(group, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+      "create dataset '" + name + "'");
   if (!values.empty()) {
     check(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()),
           "write dataset '" + name + "'");
@@ -158,18 +163,23 @@ Handle createGroup(hid_t parent, const std::string& name) {
 }
 
 void writeResultSet(hid_t file, const ResultSet& result) {
-  if (result.name.empty() || result.name == "profile" || result.name.find('/') != std::string::npos) {
+  if (result.name.empty() || result.name == "profile" ||
+      result.name.find('/') != std::string::npos) {
     throw InvalidArgument("measurement name '" + result.name +
                           "' cannot name an HDF5 group (valid: non-empty, no '/', not 'profile')");
   }
   Handle group = createGroup(file, result.name);
   writeStringAttribute(group, "kind", result.kind);
-  for (const auto& [key, value] : result.parameters.entries()) writeParameterAttribute(group, key, value);
-  for (const auto& [key, value] : result.facts.entries()) writeParameterAttribute(group, key, value);
+  for (const auto& [key, value] : result.parameters.entries())
+    writeParameterAttribute(group, key, value);
+  for (const auto& [key, value] : result.facts.entries())
+    writeParameterAttribute(group, key, value);
   for (const auto& array : result.arrays) {
-    std::visit([&](const auto& data) {
-      writeDataset(group, array.name, array.shape, data, array.unit, array.description);
-    }, array.data);
+    std::visit(
+        [&](const auto& data) {
+          writeDataset(group, array.name, array.shape, data, array.unit, array.description);
+        },
+        array.data);
   }
 }
 

@@ -8,8 +8,12 @@ namespace tagflow {
 
 namespace {
 
-timestamp_t firstTime(const std::vector<Tag>& tags) { return tags.empty() ? 0 : tags.front().time; }
-timestamp_t afterLast(const std::vector<Tag>& tags) { return tags.empty() ? 1 : tags.back().time + 1; }
+timestamp_t firstTime(const std::vector<Tag>& tags) {
+  return tags.empty() ? 0 : tags.front().time;
+}
+timestamp_t afterLast(const std::vector<Tag>& tags) {
+  return tags.empty() ? 1 : tags.back().time + 1;
+}
 
 }  // namespace
 
@@ -18,8 +22,12 @@ MemorySource::MemorySource(std::shared_ptr<const std::vector<Tag>> tags, std::si
 
 MemorySource::MemorySource(std::shared_ptr<const std::vector<Tag>> tags, std::size_t block_size,
                            timestamp_t begin_time, timestamp_t end_time)
-    : tags_(std::move(tags)), block_size_(block_size), begin_time_(begin_time), end_time_(end_time) {
-  if (block_size_ < 1) throw InvalidArgument("memory source: block_size 0 is invalid (valid: >= 1)");
+    : tags_(std::move(tags)),
+      block_size_(block_size),
+      begin_time_(begin_time),
+      end_time_(end_time) {
+  if (block_size_ < 1)
+    throw InvalidArgument("memory source: block_size 0 is invalid (valid: >= 1)");
   if (end_time_ <= begin_time_) {
     throw InvalidArgument("memory source: interval [" + std::to_string(begin_time_) + ", " +
                           std::to_string(end_time_) + ") ps is empty");

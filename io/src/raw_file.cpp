@@ -18,7 +18,9 @@ namespace {
 
 constexpr std::size_t kMinLookaheadTags = 1 << 16;
 
-std::string systemError() { return std::strerror(errno); }
+std::string systemError() {
+  return std::strerror(errno);
+}
 
 }  // namespace
 
@@ -113,7 +115,8 @@ bool RawFileSource::next(BlockBuffer& out) {
 
 RawFileWriter::RawFileWriter(std::string path) : path_(std::move(path)) {
   file_ = std::fopen(path_.c_str(), "wb");
-  if (file_ == nullptr) throw IoError("cannot create raw tag file '" + path_ + "': " + systemError());
+  if (file_ == nullptr)
+    throw IoError("cannot create raw tag file '" + path_ + "': " + systemError());
 }
 
 RawFileWriter::~RawFileWriter() {

@@ -36,27 +36,24 @@ SyntheticChannel channelFrom(const Parameters& p, std::size_t index) {
                                      p.getInt("delay_ps", 0), p.getDouble("jitter_ps", 0),
                                      p.getDouble("probability", 1));
   }
-  throw InvalidArgument(where + ": kind '" + kind + "' is unknown (valid: poisson, clock, partner)");
+  throw InvalidArgument(where + ": kind '" + kind +
+                        "' is unknown (valid: poisson, clock, partner)");
 }
 
 }  // namespace
 
 std::vector<SyntheticChannel> demoChannels() {
-  return {SyntheticChannel::poisson(1, 20e6),
-          SyntheticChannel::partner(2, 1, 1000, 50, 0.5),
-          SyntheticChannel::clock(3, 10e6, 10),
-          SyntheticChannel::poisson(4, 1e6),
-          SyntheticChannel::poisson(5, 2e6),
-          SyntheticChannel::poisson(6, 4e6),
-          SyntheticChannel::poisson(7, 8e6),
-          SyntheticChannel::poisson(8, 16e6)};
+  return {SyntheticChannel::poisson(1, 20e6),   SyntheticChannel::partner(2, 1, 1000, 50, 0.5),
+          SyntheticChannel::clock(3, 10e6, 10), SyntheticChannel::poisson(4, 1e6),
+          SyntheticChannel::poisson(5, 2e6),    SyntheticChannel::poisson(6, 4e6),
+          SyntheticChannel::poisson(7, 8e6),    SyntheticChannel::poisson(8, 16e6)};
 }
 
 SyntheticConfig syntheticConfigFrom(const SourceSpec& spec) {
   const Parameters& p = spec.parameters;
-  p.requireOnly({"kind", "seed", "block_size", "max_block_duration_ps", "duration_ps",
-                 "start_time_ps"},
-                "source 'synthetic'");
+  p.requireOnly(
+      {"kind", "seed", "block_size", "max_block_duration_ps", "duration_ps", "start_time_ps"},
+      "source 'synthetic'");
   SyntheticConfig config;
   config.seed = static_cast<std::uint64_t>(p.getInt("seed", 1));
   config.block_size = blockSize(p);
@@ -96,8 +93,9 @@ const std::vector<SourceKindHelp>& sourceKinds() {
         {"max_block_duration_ps", "most stream time per block, default 2e10 (20 ms)"},
         {"duration_ps", "stream length, default endless"},
         {"start_time_ps", "time of the stream start, default 0"},
-        {"[[source.channel]]", "channel, kind = poisson (rate) | clock (frequency, jitter_ps) | "
-                               "partner (partner_of, delay_ps, jitter_ps, probability)"},
+        {"[[source.channel]]",
+         "channel, kind = poisson (rate) | clock (frequency, jitter_ps) | "
+         "partner (partner_of, delay_ps, jitter_ps, probability)"},
         {"[[source.overflow]]", "begin_ps, end_ps: an injected overflow interval"}}},
       {"raw",
        "16-byte tag records from a file, no header",
@@ -111,7 +109,8 @@ std::unique_ptr<Source> makeSource(const SourceSpec& spec) {
   if (spec.kind == "raw") {
     spec.parameters.requireOnly({"kind", "path", "block_size"}, "source 'raw'");
     if (!spec.tables.empty()) {
-      throw InvalidArgument("source 'raw' takes no table 'source." + spec.tables.begin()->first + "'");
+      throw InvalidArgument("source 'raw' takes no table 'source." + spec.tables.begin()->first +
+                            "'");
     }
     return std::make_unique<RawFileSource>(spec.parameters.getString("path"),
                                            blockSize(spec.parameters));

@@ -41,6 +41,11 @@ std::string channelWhere(std::size_t index, const SyntheticChannel& channel) {
          std::to_string(channel.channel) + ")";
 }
 
+// Inlined, unlike std::llround (a library call on the generator's hot path).
+timestamp_t roundToPs(double value) {
+  return static_cast<timestamp_t>(std::floor(value + 0.5));
+}
+
 }  // namespace
 
 SyntheticChannel SyntheticChannel::poisson(channel_t channel, double rate_hz) {
@@ -157,8 +162,8 @@ void SyntheticConfig::validate() const {
     const std::string where = "synthetic overflow #" + std::to_string(i);
     if (o.begin_ps < previous_end || o.end_ps <= o.begin_ps) {
       throw InvalidArgument(where + " [" + std::to_string(o.begin_ps) + ", " +
-                            std::to_string(o.end_ps) + ") ps is invalid (valid: begin >= " +
-                            std::to_string(previous_end) +
+                            std::to_string(o.end_ps) +
+                            ") ps is invalid (valid: begin >= " + std::to_string(previous_end) +
                             " (stream start or the previous end), end > begin)");
     }
     if (duration_ps > 0 && o.end_ps >= start_time_ps + duration_ps) {
@@ -180,7 +185,8 @@ SyntheticSource::SyntheticSource(SyntheticConfig config) : config_(std::move(con
     const auto& c = config_.channels[i];
     auto& state = states_[i];
     state.random.seed(config_.seed * 0x9E3779B97F4A7C15ULL + i + 1);
-    guard_ps_ += std::abs(c.delay_ps) + static_cast<timestamp_t>(std::ceil(kTruncationSigmas * c.jitter_ps));
+    guard_ps_ +=
+        std::abs(c.delay_ps) + static_cast<timestamp_t>(std::ceil(kTruncationSigmas * c.jitter_ps));
     if (c.kind == SyntheticChannel::Kind::Poisson) {
       state.next_poisson = config_.start_time_ps;
     } else if (c.kind == SyntheticChannel::Kind::Clock) {
@@ -202,8 +208,7 @@ SyntheticSource::SyntheticSource(SyntheticConfig config) : config_(std::move(con
 
 std::string SyntheticSource::describe() const {
   std::ostringstream out;
-  out << "synthetic seed=" << config_.seed << " block_size=" << config_.block_size
-      << " channels=[";
+  out << "synthetic seed=" << config_.seed << " block_size=" << config_.block_size << " channels=[";
   for (std::size_t i = 0; i < config_.channels.size(); ++i) {
     const auto& c = config_.channels[i];
     out << (i ? "; " : "") << c.channel << ":";
@@ -225,16 +230,17 @@ std::string SyntheticSource::describe() const {
   return out.str();
 }
 
-bool SyntheticSource::streamDone() const { return finalised_until_ >= stream_end_; }
+bool SyntheticSource::streamDone() const {
+  return finalised_until_ >= stream_end_;
+}
 
-double SyntheticSource::truncatedGaussian(std::mt19937_64& random, double sigma) {
+double SyntheticSource::truncatedGaussian(ChannelState& state, double sigma) {
   if (sigma <= 0) return 0;
-  std::normal_distribution<double> normal(0, sigma);
   double value;
   do {
-    value = normal(random);
-  } while (std::abs(value) > kTruncationSigmas * sigma);
-  return value;
+    value = state.normal(state.random);
+  } while (std::abs(value) > kTruncationSigmas);
+  return value * sigma;
 }
 
 void SyntheticSource::generateChannel(std::size_t index, timestamp_t until) {
@@ -246,7 +252,7 @@ void SyntheticSource::generateChannel(std::size_t index, timestamp_t until) {
       std::exponential_distribution<double> gap(c.rate_hz * 1e-12);
       while (state.next_poisson < until) {
         state.generated.push_back(state.next_poisson);
-        state.next_poisson += std::max<timestamp_t>(1, std::llround(gap(state.random)));
+        state.next_poisson += std::max<timestamp_t>(1, roundToPs(gap(state.random)));
       }
       break;
     }
@@ -254,9 +260,9 @@ void SyntheticSource::generateChannel(std::size_t index, timestamp_t until) {
       for (;;) {
         const timestamp_t ideal =
             config_.start_time_ps + state.next_edge * state.period_whole +
-            std::llround(static_cast<double>(state.next_edge) * state.period_fraction);
+            roundToPs(static_cast<double>(state.next_edge) * state.period_fraction);
         if (ideal >= until) break;
-        state.generated.push_back(ideal + std::llround(truncatedGaussian(state.random, c.jitter_ps)));
+        state.generated.push_back(ideal + roundToPs(truncatedGaussian(state, c.jitter_ps)));
         ++state.next_edge;
       }
       break;
@@ -265,12 +271,52 @@ void SyntheticSource::generateChannel(std::size_t index, timestamp_t until) {
       for (timestamp_t parent_time : states_[state.parent].generated) {
         if (!echo(state.random)) continue;
         state.generated.push_back(parent_time + c.delay_ps +
-                                  std::llround(truncatedGaussian(state.random, c.jitter_ps)));
+                                  roundToPs(truncatedGaussian(state, c.jitter_ps)));
       }
       break;
     }
   }
-  for (timestamp_t time : state.generated) pending_.push_back(makeTimeTag(c.channel, time));
+  // Jitter can reorder a channel's own events slightly; keep each channel's queue sorted.
+  const std::size_t old_size = state.pending.size();
+  state.pending.insert(state.pending.end(), state.generated.begin(), state.generated.end());
+  if (!std::is_sorted(
+          state.pending.begin() + static_cast<std::ptrdiff_t>(old_size > 0 ? old_size - 1 : 0),
+          state.pending.end())) {
+    std::sort(state.pending.begin(), state.pending.end());
+  }
+}
+
+void SyntheticSource::mergeChannelsBefore(timestamp_t window_end) {
+  // Each channel's finalised events form one sorted run; merge the runs pairwise.
+  merge_input_.clear();
+  std::vector<std::size_t> bounds{0};
+  for (std::size_t i = 0; i < states_.size(); ++i) {
+    auto& pending = states_[i].pending;
+    const auto cut = std::lower_bound(pending.begin(), pending.end(), window_end);
+    for (auto it = pending.begin(); it != cut; ++it) {
+      if (*it >= config_.start_time_ps)
+        merge_input_.push_back(makeTimeTag(config_.channels[i].channel, *it));
+    }
+    pending.erase(pending.begin(), cut);
+    bounds.push_back(merge_input_.size());
+  }
+  while (bounds.size() > 2) {
+    merge_output_.resize(merge_input_.size());
+    std::vector<std::size_t> merged{0};
+    for (std::size_t run = 0; run + 1 < bounds.size(); run += 2) {
+      const auto begin = merge_input_.begin();
+      const std::size_t left = bounds[run], middle = bounds[run + 1];
+      const std::size_t right = run + 2 < bounds.size() ? bounds[run + 2] : middle;
+      std::merge(
+          begin + static_cast<std::ptrdiff_t>(left), begin + static_cast<std::ptrdiff_t>(middle),
+          begin + static_cast<std::ptrdiff_t>(middle), begin + static_cast<std::ptrdiff_t>(right),
+          merge_output_.begin() + static_cast<std::ptrdiff_t>(left), streamOrder);
+      merged.push_back(right);
+    }
+    std::swap(merge_input_, merge_output_);
+    bounds = std::move(merged);
+  }
+  ready_.insert(ready_.end(), merge_input_.begin(), merge_input_.end());
 }
 
 void SyntheticSource::generateWindow() {
@@ -282,24 +328,19 @@ void SyntheticSource::generateWindow() {
   for (std::size_t i = 0; i < config_.channels.size(); ++i) generateChannel(i, generate_until);
 
   const std::size_t first_new = ready_.size();
-  std::size_t kept = 0;
-  for (const Tag& tag : pending_) {
-    if (tag.time < window_end) {
-      if (tag.time >= config_.start_time_ps) ready_.push_back(tag);
-    } else {
-      pending_[kept++] = tag;
-    }
-  }
-  pending_.resize(kept);
+  mergeChannelsBefore(window_end);
   finalised_until_ = window_end;
-  applyOverflows(first_new, window_begin, window_end);
-  std::sort(ready_.begin() + static_cast<std::ptrdiff_t>(first_new), ready_.end(), streamOrder);
+  if (applyOverflows(first_new, window_begin, window_end)) {
+    std::sort(ready_.begin() + static_cast<std::ptrdiff_t>(first_new), ready_.end(), streamOrder);
+  }
 }
 
-void SyntheticSource::applyOverflows(std::size_t first_new, timestamp_t window_begin,
+bool SyntheticSource::applyOverflows(std::size_t first_new, timestamp_t window_begin,
                                      timestamp_t window_end) {
+  bool changed = false;
   for (const auto& interval : config_.overflows) {
     if (interval.end_ps < window_begin || interval.begin_ps >= window_end) continue;
+    changed = true;
     const timestamp_t drop_begin = std::max(interval.begin_ps, window_begin);
     const timestamp_t drop_end = std::min(interval.end_ps, window_end);
     auto& tags = ready_;
@@ -321,15 +362,17 @@ void SyntheticSource::applyOverflows(std::size_t first_new, timestamp_t window_b
     if (interval.end_ps >= window_begin && interval.end_ps < window_end) {
       for (std::size_t c = 0; c < config_.channels.size(); ++c) {
         while (missed_[c] > 0) {
-          const auto chunk = static_cast<std::uint16_t>(std::min<std::uint64_t>(missed_[c], 0xFFFF));
-          tags.push_back(Tag{TagType::MissedEvents, 0, chunk, config_.channels[c].channel,
-                             interval.end_ps});
+          const auto chunk =
+              static_cast<std::uint16_t>(std::min<std::uint64_t>(missed_[c], 0xFFFF));
+          tags.push_back(
+              Tag{TagType::MissedEvents, 0, chunk, config_.channels[c].channel, interval.end_ps});
           missed_[c] -= chunk;
         }
       }
       tags.push_back(Tag{TagType::OverflowEnd, 0, 0, 0, interval.end_ps});
     }
   }
+  return changed;
 }
 
 bool SyntheticSource::next(BlockBuffer& out) {

@@ -43,18 +43,13 @@ Counter::Counter(std::string name, std::vector<channel_t> channels, timestamp_t 
 }
 
 void Counter::processTimeTags(std::span<const Tag> tags) {
-  const Tag* tag = tags.data();
-  const Tag* const end = tag + tags.size();
-  std::uint64_t* const counts = current_.data();
-  while (tag != end) {
-    if (tag->time >= bin_end_) completeBinsBefore(tag->time);
-    // All tags before the bin's end count without a time test: find the stretch first.
-    const Tag* stretch_end = end;
-    if ((end - 1)->time >= bin_end_) {
-      stretch_end = std::lower_bound(tag, end, bin_end_,
-                                     [](const Tag& t, timestamp_t time) { return t.time < time; });
-    }
-    for (; tag != stretch_end; ++tag) ++counts[index_.slot(tag->channel)];
+  while (!tags.empty()) {
+    if (tags.front().time >= bin_end_) completeBinsBefore(tags.front().time);
+    // The tags before the bin's end count without a time test each.
+    const std::size_t stretch =
+        tags.back().time < bin_end_ ? tags.size() : firstAtOrAfter(tags, bin_end_);
+    index_.countTags(tags.first(stretch), current_.data());
+    tags = tags.subspan(stretch);
   }
 }
 
@@ -105,9 +100,13 @@ void Counter::onCaptureStart(timestamp_t time, bool fresh) {
   last_time_ = time;
 }
 
-void Counter::onOverflowBegin(const Tag&) { current_overflow_ = true; }
+void Counter::onOverflowBegin(const Tag&) {
+  current_overflow_ = true;
+}
 
-void Counter::onOverflowEnd(const Tag&) { current_overflow_ = true; }
+void Counter::onOverflowEnd(const Tag&) {
+  current_overflow_ = true;
+}
 
 void Counter::onMissedEvents(const Tag& tag) {
   const std::uint32_t slot = index_.slot(tag.channel);

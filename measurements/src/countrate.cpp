@@ -6,20 +6,23 @@
 namespace tagflow {
 
 Countrate::Countrate(std::string name, std::vector<channel_t> channels)
-    : Measurement("Countrate", std::move(name),
-                  Parameters{{"channels",
-                              std::vector<std::int64_t>(channels.begin(), channels.end())}}),
+    : Measurement(
+          "Countrate", std::move(name),
+          Parameters{{"channels", std::vector<std::int64_t>(channels.begin(), channels.end())}}),
       index_(channels, "Countrate '" + this->name() + "'"),
       counts_(index_.size() + 1, 0) {}
 
 void Countrate::processTimeTags(std::span<const Tag> tags) {
-  std::uint64_t* const counts = counts_.data();
-  for (const Tag& tag : tags) ++counts[index_.slot(tag.channel)];
+  index_.countTags(tags, counts_.data());
 }
 
-void Countrate::onMissedEvents(const Tag& tag) { counts_[index_.slot(tag.channel)] += tag.missed_events; }
+void Countrate::onMissedEvents(const Tag& tag) {
+  counts_[index_.slot(tag.channel)] += tag.missed_events;
+}
 
-void Countrate::clearData() { std::fill(counts_.begin(), counts_.end(), 0); }
+void Countrate::clearData() {
+  std::fill(counts_.begin(), counts_.end(), 0);
+}
 
 std::vector<double> Countrate::ratesLocked() const {
   const double seconds = static_cast<double>(captureDurationLocked()) / kPicosecondsPerSecond;

@@ -27,6 +27,11 @@ class ChannelIndex {
     return offset < table_.size() ? table_[offset] : discard_slot_;
   }
 
+  // Adds the number of tags of each slot to counts[slot] (counts has size() + 1 entries, the
+  // last one the discard slot). Four interleaved tables break the store-to-load dependency
+  // when consecutive tags hit the same channel.
+  void countTags(std::span<const Tag> tags, std::uint64_t* counts) const;
+
   std::size_t size() const { return channels_.size(); }
   std::uint32_t discardSlot() const { return discard_slot_; }
   const std::vector<channel_t>& channels() const { return channels_; }
@@ -34,6 +39,7 @@ class ChannelIndex {
  private:
   std::vector<channel_t> channels_;
   std::vector<std::uint16_t> table_;
+  mutable std::vector<std::uint64_t> lanes_;  // scratch of countTags: 4 x (size() + 1)
   channel_t smallest_ = 0;
   std::uint32_t discard_slot_ = 0;
 };

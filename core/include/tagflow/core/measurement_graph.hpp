@@ -6,8 +6,8 @@
 //
 //   SyntheticSource source(config);
 //   MeasurementGraph graph(source);
-//   auto& counter = graph.emplace<Counter>("counter", std::vector<channel_t>{1, 2}, 1'000'000'000, 100);
-//   Profile profile = graph.run(10 * kPicosecondsPerSecond);
+//   auto& counter = graph.emplace<Counter>("counter", std::vector<channel_t>{1, 2}, 1'000'000'000,
+//   100); Profile profile = graph.run(10 * kPicosecondsPerSecond);
 #pragma once
 
 #include <atomic>

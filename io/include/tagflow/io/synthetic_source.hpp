@@ -69,29 +69,35 @@ class SyntheticSource : public Source {
  private:
   struct ChannelState {
     std::mt19937_64 random;
+    std::normal_distribution<double> normal;  // unit sigma, kept: it caches a second value
     timestamp_t next_poisson = 0;
     std::int64_t next_edge = 0;
     timestamp_t period_whole = 0;
     double period_fraction = 0;
-    std::size_t parent = 0;      // index of the partner's source channel
+    std::size_t parent = 0;              // index of the partner's source channel
     std::vector<timestamp_t> generated;  // this round's event times, for partners
+    std::vector<timestamp_t> pending;    // generated, not yet finalised, sorted
   };
 
   bool streamDone() const;
   void generateWindow();
   void generateChannel(std::size_t index, timestamp_t until);
-  double truncatedGaussian(std::mt19937_64& random, double sigma);
-  void applyOverflows(std::size_t first_new, timestamp_t window_begin, timestamp_t window_end);
+  double truncatedGaussian(ChannelState& state, double sigma);
+  void mergeChannelsBefore(timestamp_t window_end);
+  // Drops tags inside overflow intervals and adds the overflow marks; true if it did anything
+  // (the window then needs sorting again).
+  bool applyOverflows(std::size_t first_new, timestamp_t window_begin, timestamp_t window_end);
 
   SyntheticConfig config_;
   std::vector<ChannelState> states_;
   timestamp_t window_ps_ = 0;
   timestamp_t guard_ps_ = 0;
-  timestamp_t stream_end_ = 0;      // meaningful when duration_ps > 0
+  timestamp_t stream_end_ = 0;       // meaningful when duration_ps > 0
   timestamp_t finalised_until_ = 0;  // ready_ holds every tag before this time
   timestamp_t next_begin_ = 0;
-  std::vector<Tag> pending_;  // generated, not yet finalised (unsorted)
-  std::vector<Tag> ready_;    // finalised, sorted
+  std::vector<Tag> merge_input_;  // scratch of the window merge
+  std::vector<Tag> merge_output_;
+  std::vector<Tag> ready_;  // finalised, sorted
   std::size_t ready_position_ = 0;
   std::vector<std::uint64_t> missed_;  // per configured channel, inside the open overflow
 };

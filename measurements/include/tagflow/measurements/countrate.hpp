@@ -16,8 +16,8 @@ class Countrate : public Measurement {
  public:
   Countrate(std::string name, std::vector<channel_t> channels);
 
-  std::vector<double> getData() const;                // counts per second, per channel
-  std::vector<std::int64_t> getCountsTotal() const;   // per channel
+  std::vector<double> getData() const;               // counts per second, per channel
+  std::vector<std::int64_t> getCountsTotal() const;  // per channel
 
   const std::vector<channel_t>& channels() const { return index_.channels(); }
 

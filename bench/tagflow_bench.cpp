@@ -1,0 +1,302 @@
+// tagflow-bench: the per-measurement throughput runner. Generates the 8-channel demo stream
+// once in memory, then runs, each as its own graph run: the plain scan (the reference), each
+// measurement alone, and the measurements all together on 1 and on N threads. Reports
+// medians over several runs: per measurement its capacity (tags / busy time on one core,
+// MTags/s) and the ratio to the scan's capacity measured the same way in the same process;
+// the graph's wall-clock rates. --memory-check runs a graph fed block by block by the
+// synthetic source with a deliberately slow measurement at two stream lengths, in child
+// processes, and compares their peak resident memory.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <thread>
+
+#include "bench_stream.hpp"
+#include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/memory_source.hpp"
+#include "tagflow/io/source_registry.hpp"
+#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/measurements/counter.hpp"
+#include "tagflow/measurements/countrate.hpp"
+
+namespace tagflow::bench {
+namespace {
+
+const std::vector<channel_t> kChannels = {1, 2, 3, 4, 5, 6, 7, 8};
+
+struct BenchCase {
+  std::string name;
+  std::string setup;
+  std::function<std::unique_ptr<Measurement>()> make;
+};
+
+std::vector<BenchCase> benchCases() {
+  return {
+      {"Null", "does nothing per tag: the engine's own cost",
+       [] { return std::make_unique<NullMeasurement>("Null"); }},
+      {"Counter", "8 channels, binwidth 1 ms, n_values 1000",
+       [] { return std::make_unique<Counter>("Counter", kChannels, 1'000'000'000, 1000); }},
+      {"Countrate", "8 channels",
+       [] { return std::make_unique<Countrate>("Countrate", kChannels); }},
+  };
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+struct Options {
+  std::size_t tags = 100'000'000;
+  std::size_t block_size = 16384;
+  int threads = 2;
+  int runs = 5;
+  std::string only;
+  std::string json;
+  bool memory_check = false;
+  std::size_t memory_tags = 100'000'000;
+  std::size_t memory_child = 0;
+};
+
+// One graph run of `measurements` over the stream; returns the profile.
+Profile runGraph(const std::shared_ptr<const std::vector<Tag>>& stream, const Options& options,
+                 int threads, const std::vector<Measurement*>& measurements) {
+  MemorySource source(stream, options.block_size);
+  GraphOptions graph_options;
+  graph_options.threads = threads;
+  MeasurementGraph graph(source, graph_options);
+  for (Measurement* measurement : measurements) graph.add(*measurement);
+  return graph.run();
+}
+
+struct CaseResult {
+  std::string name;
+  std::string setup;
+  double capacity = 0;  // median MTags/s of busy time
+  double wall = 0;      // median MTags/s wall clock
+};
+
+CaseResult measureCase(const BenchCase& bench_case,
+                       const std::shared_ptr<const std::vector<Tag>>& stream,
+                       const Options& options) {
+  std::vector<double> capacities, walls;
+  for (int run = 0; run < options.runs; ++run) {
+    auto measurement = bench_case.make();
+    const Profile profile = runGraph(stream, options, options.threads, {measurement.get()});
+    capacities.push_back(profile.nodes[1].capacityMTagsPerSecond());
+    walls.push_back(profile.wallMTagsPerSecond());
+  }
+  return {bench_case.name, bench_case.setup, median(capacities), median(walls)};
+}
+
+double measureTogether(const std::vector<BenchCase>& cases,
+                       const std::shared_ptr<const std::vector<Tag>>& stream,
+                       const Options& options, int threads) {
+  std::vector<double> walls;
+  for (int run = 0; run < options.runs; ++run) {
+    std::vector<std::unique_ptr<Measurement>> owned;
+    std::vector<Measurement*> measurements;
+    for (const auto& bench_case : cases) {
+      if (bench_case.name == "Null") continue;
+      owned.push_back(bench_case.make());
+      measurements.push_back(owned.back().get());
+    }
+    walls.push_back(runGraph(stream, options, threads, measurements).wallMTagsPerSecond());
+  }
+  return median(walls);
+}
+
+double measureBareScan(const std::vector<Tag>& stream, int runs) {
+  std::vector<double> rates;
+  std::uint64_t checksum = 0;
+  for (int run = 0; run < runs; ++run) {
+    const auto begin = std::chrono::steady_clock::now();
+    checksum += plainScan(stream);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    rates.push_back(stream.size() / seconds * 1e-6);
+  }
+  if (checksum == 42) std::cout << "";  // keeps the scan observable
+  return median(rates);
+}
+
+// A measurement slower than the synthetic source, so back-pressure must hold the source.
+class SlowMeasurement : public Measurement {
+ public:
+  SlowMeasurement() : Measurement("Slow", "slow", {}) {}
+
+ protected:
+  void processTimeTags(std::span<const Tag> tags) override { seen_ += tags.size(); }
+  void advanceTime(timestamp_t) override {
+    std::this_thread::sleep_for(std::chrono::microseconds(1000));
+  }
+  void clearData() override { seen_ = 0; }
+  void collectResults(ResultSet&) const override {}
+
+ private:
+  std::uint64_t seen_ = 0;
+};
+
+long peakRssKiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+int memoryChild(const Options& options) {
+  SyntheticConfig config;
+  config.channels = demoChannels();
+  config.block_size = options.block_size;
+  config.duration_ps =
+      static_cast<timestamp_t>(options.memory_child / config.totalRateHz() * 1e12) + 1;
+  SyntheticSource source(config);
+  GraphOptions graph_options;
+  graph_options.threads = options.threads;
+  MeasurementGraph graph(source, graph_options);
+  graph.emplace<Counter>("counter", kChannels, 1'000'000'000, 1000);
+  graph.emplace<SlowMeasurement>();
+  const Profile profile = graph.run();
+  std::cout << profile.tags << " " << peakRssKiB() << std::endl;
+  return 0;
+}
+
+std::pair<std::uint64_t, long> runMemoryChild(std::size_t tags, const Options& options) {
+  const std::string command = "/proc/self/exe --memory-child " + std::to_string(tags) +
+                              " --block-size " + std::to_string(options.block_size) +
+                              " --threads " + std::to_string(options.threads);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot start " + command);
+  unsigned long long processed = 0;
+  long rss = 0;
+  const int fields = std::fscanf(pipe, "%llu %ld", &processed, &rss);
+  if (pclose(pipe) != 0 || fields != 2) throw std::runtime_error("memory child failed: " + command);
+  return {processed, rss};
+}
+
+int memoryCheck(const Options& options) {
+  std::cout << "memory check: synthetic source block by block, Counter + a measurement that "
+               "sleeps 1 ms per block\n";
+  const auto [small_tags, small_rss] = runMemoryChild(options.memory_tags, options);
+  const auto [large_tags, large_rss] = runMemoryChild(options.memory_tags * 4, options);
+  std::cout << std::setw(14) << small_tags << " tags: peak RSS " << small_rss / 1024.0 << " MiB\n"
+            << std::setw(14) << large_tags << " tags: peak RSS " << large_rss / 1024.0 << " MiB\n"
+            << "ratio " << std::fixed << std::setprecision(3)
+            << static_cast<double>(large_rss) / small_rss << " (flat: within 1.10)\n";
+  return 0;
+}
+
+void writeJson(const std::string& path, const Options& options, std::size_t tags, double scan,
+               double bare_scan, const std::vector<CaseResult>& results, double together_1,
+               double together_n) {
+  std::ofstream out(path);
+  out << std::setprecision(6) << "{\"tags\": " << tags << ", \"block_size\": " << options.block_size
+      << ", \"threads\": " << options.threads << ", \"runs\": " << options.runs
+      << ", \"scan_mtags_per_s\": " << scan << ", \"bare_scan_mtags_per_s\": " << bare_scan
+      << ", \"results\": [";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    out << (i ? ", " : "") << "{\"name\": \"" << results[i].name
+        << "\", \"mtags_per_s\": " << results[i].capacity
+        << ", \"ratio_to_scan\": " << results[i].capacity / scan
+        << ", \"wall_mtags_per_s\": " << results[i].wall << "}";
+  }
+  out << "], \"all_together\": {\"threads\": " << options.threads
+      << ", \"wall_mtags_per_s\": " << together_n
+      << ", \"one_thread_wall_mtags_per_s\": " << together_1 << "}}\n";
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+int runBench(const Options& options) {
+  std::vector<BenchCase> cases;
+  for (auto& bench_case : benchCases()) {
+    if (options.only.empty() || bench_case.name == options.only) cases.push_back(bench_case);
+  }
+  if (cases.empty())
+    throw std::invalid_argument("--only " + options.only + ": no such measurement");
+
+  std::cout << "generating " << options.tags << " tags of the 8-channel demo stream..."
+            << std::flush;
+  const auto stream = makeBenchStream(options.tags);
+  std::cout << " done\n";
+  const double bare_scan = measureBareScan(*stream, options.runs);
+  const CaseResult scan = measureCase(
+      {"Scan", "reads every tag", [] { return std::make_unique<ScanMeasurement>("Scan"); }}, stream,
+      options);
+
+  std::vector<CaseResult> results;
+  for (const auto& bench_case : cases) results.push_back(measureCase(bench_case, stream, options));
+  const double together_1 = measureTogether(cases, stream, options, 1);
+  const double together_n = measureTogether(cases, stream, options, options.threads);
+
+  std::cout << std::fixed << std::setprecision(1) << "\n"
+            << stream->size() << " tags, block " << options.block_size << " tags, "
+            << options.threads << " threads, medians of " << options.runs << " runs\n"
+            << "capacity = tags / busy time of the node (one core); ratio = capacity / scan "
+               "capacity\n\n"
+            << std::left << std::setw(12) << "measurement" << std::right << std::setw(12)
+            << "MTags/s" << std::setw(8) << "ratio" << std::setw(14) << "wall MTags/s"
+            << "  setup\n";
+  const auto row = [&](const CaseResult& r) {
+    std::cout << std::left << std::setw(12) << r.name << std::right << std::setw(12) << r.capacity
+              << std::setw(8) << std::setprecision(2) << r.capacity / scan.capacity
+              << std::setprecision(1) << std::setw(14) << r.wall << "  " << r.setup << "\n";
+  };
+  row(scan);
+  for (const auto& result : results) row(result);
+  std::cout << "\nbare scan outside the engine: " << bare_scan
+            << " MTags/s; scan in the graph (wall): " << scan.wall
+            << " MTags/s = " << std::setprecision(2) << scan.wall / bare_scan << " of bare\n"
+            << std::setprecision(1) << "all together (all but Null): " << together_1
+            << " MTags/s wall on 1 thread, " << together_n << " MTags/s on " << options.threads
+            << " threads (x" << std::setprecision(2) << together_n / together_1 << ")\n";
+  if (!options.json.empty()) {
+    writeJson(options.json, options, stream->size(), scan.capacity, bare_scan, results, together_1,
+              together_n);
+    std::cout << "json written to " << options.json << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tagflow::bench
+
+int main(int argc, char** argv) {
+  using namespace tagflow::bench;
+  Options options;
+  CLI::App app{"tagflow-bench: per-measurement throughput runner"};
+  app.add_option("--tags", options.tags, "tags in the in-memory stream")
+      ->check(CLI::Range(1000ul, 4'000'000'000ul));
+  app.add_option("--block-size", options.block_size, "tags per block")
+      ->check(CLI::Range(1ul, 1ul << 26));
+  app.add_option("--threads", options.threads, "threads of the graph")->check(CLI::Range(1, 1024));
+  app.add_option("--runs", options.runs, "runs per figure (the median is reported)")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--only", options.only, "benchmark only this measurement");
+  app.add_option("--json", options.json, "also write the figures as JSON");
+  app.add_flag("--memory-check", options.memory_check,
+               "compare peak RSS of a synthetic-source run at --memory-tags and 4x that");
+  app.add_option("--memory-tags", options.memory_tags, "tags of the shorter memory-check run");
+  app.add_option("--memory-child", options.memory_child)->group("");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : 2;
+  }
+  try {
+    if (options.memory_child > 0) return memoryChild(options);
+    if (options.memory_check) return memoryCheck(options);
+    return runBench(options);
+  } catch (const std::exception& error) {
+    std::cerr << "tagflow-bench: error: " << error.what() << "\n";
+    return 1;
+  }
+}

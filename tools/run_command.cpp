@@ -1,0 +1,102 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "run_config.hpp"
+#include "tagflow/core/error.hpp"
+#include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/hdf5_writer.hpp"
+#include "tagflow/io/source_registry.hpp"
+#include "tagflow/measurements/registry.hpp"
+
+namespace tagflow::cli {
+
+namespace {
+
+void printProgress(const Progress& progress) {
+  const double rate = progress.elapsed_s > 0 ? progress.tags / progress.elapsed_s * 1e-6 : 0;
+  std::fprintf(stderr, "\r  %10.1f M tags | %8.1f MTags/s | stream %10.4f s | elapsed %7.1f s",
+               progress.tags * 1e-6, rate, progress.stream_time_ps * 1e-12, progress.elapsed_s);
+  std::fflush(stderr);
+}
+
+// Prefixes errors raised while building one part of the run with the part's name.
+template <typename Build>
+auto within(const std::string& context, Build build) {
+  try {
+    return build();
+  } catch (const InvalidArgument& error) {
+    throw InvalidArgument(context + ": " + error.what());
+  }
+}
+
+}  // namespace
+
+int runCommand(const RunOptions& options) {
+  RunConfig config = loadRunConfig(options.config_path);
+  if (!options.output.empty()) config.output = options.output;
+  if (options.threads >= 0) config.threads = options.threads;
+
+  std::unique_ptr<Source> source = within("[source]", [&] { return makeSource(config.source); });
+  std::vector<std::unique_ptr<Measurement>> measurements;
+  for (const auto& spec : config.measurements) {
+    measurements.push_back(within("measurement '" + spec.name + "' (" + spec.kind + ")", [&] {
+      return makeMeasurement(spec.kind, spec.name, spec.parameters);
+    }));
+  }
+  checkOutputWritable(config.output);
+
+  GraphOptions graph_options;
+  graph_options.threads = config.threads;
+  graph_options.max_blocks_in_flight = config.max_blocks_in_flight;
+  if (!options.trace_path.empty()) graph_options.max_trace_spans = 200000;
+  const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
+  if (show_progress) graph_options.progress = printProgress;
+
+  MeasurementGraph graph(*source, graph_options);
+  for (auto& measurement : measurements) graph.add(*measurement);
+  if (!options.quiet) {
+    std::cout << "source: " << source->describe() << "\n";
+    std::cout << "running " << measurements.size() << " measurement(s)";
+    if (config.duration_ps > 0)
+      std::cout << " for " << config.duration_ps * 1e-12 << " s of stream time";
+    std::cout << std::endl;
+  }
+  const Profile profile = graph.run(config.duration_ps);
+  if (show_progress) std::fprintf(stderr, "\n");
+
+  std::vector<ResultSet> results;
+  for (const auto& measurement : measurements) results.push_back(measurement->getResults());
+  writeResultsHdf5(config.output, results, profile, RunInfo{source->describe(), config.text});
+  if (!options.trace_path.empty()) writeChromeTrace(options.trace_path, profile);
+
+  if (!options.quiet) {
+    std::cout << "\nprofile:\n";
+    printProfile(std::cout, profile);
+    std::cout << "\nresults written to " << config.output << "\n";
+    if (!options.trace_path.empty()) std::cout << "trace written to " << options.trace_path << "\n";
+  }
+  return 0;
+}
+
+std::string kindsHelp() {
+  std::ostringstream out;
+  out << "Source kinds ([source] kind = ...):\n";
+  for (const auto& kind : sourceKinds()) {
+    out << "  " << kind.kind << ": " << kind.summary << "\n";
+    for (const auto& [key, help] : kind.keys) out << "      " << key << ": " << help << "\n";
+  }
+  out << "Measurement kinds ([[measurement]] kind = ..., name = ...):\n";
+  for (const auto& kind : measurementKinds()) {
+    out << "  " << kind.kind << ": " << kind.summary << "\n";
+    for (const auto& key : kind.keys) out << "      " << key.key << ": " << key.help << "\n";
+  }
+  out << "[run] keys: output (default results.h5), duration_ps (stream time to process),\n"
+         "      threads (0 = all cores), max_blocks_in_flight (default 8)\n";
+  return out.str();
+}
+
+}  // namespace tagflow::cli

@@ -1,0 +1,155 @@
+#include "run_config.hpp"
+
+#include <toml++/toml.h>
+#include <fstream>
+#include <sstream>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow::cli {
+
+namespace {
+
+std::string place(const toml::node& node) {
+  const auto& where = node.source().begin;
+  return "line " + std::to_string(where.line);
+}
+
+ParameterValue toParameter(const toml::node& node, const std::string& key) {
+  if (auto v = node.as_integer()) return std::int64_t{v->get()};
+  if (auto v = node.as_floating_point()) return v->get();
+  if (auto v = node.as_boolean()) return v->get();
+  if (auto v = node.as_string()) return v->get();
+  if (auto array = node.as_array()) {
+    if (array->is_homogeneous(toml::node_type::integer)) {
+      std::vector<std::int64_t> values;
+      for (const auto& item : *array) values.push_back(item.as_integer()->get());
+      return values;
+    }
+    std::vector<double> values;
+    for (const auto& item : *array) {
+      if (auto i = item.as_integer()) {
+        values.push_back(static_cast<double>(i->get()));
+      } else if (auto f = item.as_floating_point()) {
+        values.push_back(f->get());
+      } else {
+        throw InvalidArgument("key '" + key + "' (" + place(node) +
+                              "): lists may hold only numbers");
+      }
+    }
+    return values;
+  }
+  throw InvalidArgument("key '" + key + "' (" + place(node) +
+                        "): expected a number, boolean, string or list of numbers");
+}
+
+Parameters toParameters(const toml::table& table, const std::string& prefix,
+                        std::map<std::string, std::vector<Parameters>>* tables) {
+  Parameters parameters;
+  for (const auto& [key, node] : table) {
+    const std::string name(key.str());
+    if (auto array = node.as_array(); array && array->is_array_of_tables()) {
+      if (tables == nullptr) {
+        throw InvalidArgument("'" + prefix + name + "' (" + place(node) +
+                              "): tables are not allowed here");
+      }
+      auto& list = (*tables)[name];
+      for (const auto& item : *array) {
+        list.push_back(toParameters(*item.as_table(), prefix + name + ".", nullptr));
+      }
+      continue;
+    }
+    if (node.is_table()) {
+      throw InvalidArgument("'" + prefix + name + "' (" + place(node) +
+                            "): tables are not allowed here");
+    }
+    parameters.set(name, toParameter(node, prefix + name));
+  }
+  return parameters;
+}
+
+}  // namespace
+
+RunConfig parseRunConfig(const std::string& text, const std::string& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& error) {
+    const auto& where = error.source().begin;
+    throw InvalidArgument("config '" + origin + "' line " + std::to_string(where.line) +
+                          ", column " + std::to_string(where.column) + ": " +
+                          std::string(error.description()));
+  }
+  RunConfig config;
+  config.text = text;
+  for (const auto& [key, node] : root) {
+    const std::string name(key.str());
+    if (name != "run" && name != "source" && name != "measurement") {
+      throw InvalidArgument("config '" + origin + "': unknown section '" + name + "' (" +
+                            place(node) + "; valid: run, source, measurement)");
+    }
+  }
+
+  if (auto run = root["run"].as_table()) {
+    const Parameters p = toParameters(*run, "run.", nullptr);
+    p.requireOnly({"output", "duration_ps", "threads", "max_blocks_in_flight"}, "[run]");
+    config.output = p.getString("output", config.output);
+    config.duration_ps = p.getInt("duration_ps", -1);
+    if (config.duration_ps == 0 || config.duration_ps < -1) {
+      throw InvalidArgument("[run] duration_ps " + std::to_string(config.duration_ps) +
+                            " is invalid (valid: > 0; leave it out to run until the source ends)");
+    }
+    const std::int64_t threads = p.getInt("threads", 0);
+    if (threads < 0 || threads > 1024) {
+      throw InvalidArgument("[run] threads " + std::to_string(threads) +
+                            " is invalid (valid: 0 for all cores, or 1..1024)");
+    }
+    config.threads = static_cast<int>(threads);
+    const std::int64_t in_flight = p.getInt("max_blocks_in_flight", 8);
+    if (in_flight < 1 || in_flight > 4096) {
+      throw InvalidArgument("[run] max_blocks_in_flight " + std::to_string(in_flight) +
+                            " is invalid (valid: 1..4096)");
+    }
+    config.max_blocks_in_flight = static_cast<std::size_t>(in_flight);
+  }
+
+  const toml::table* source = root["source"].as_table();
+  if (source == nullptr) throw InvalidArgument("config '" + origin + "': missing section [source]");
+  config.source.parameters = toParameters(*source, "source.", &config.source.tables);
+  config.source.kind = config.source.parameters.getString("kind");
+
+  const toml::array* measurements = root["measurement"].as_array();
+  if (measurements == nullptr || measurements->empty()) {
+    throw InvalidArgument("config '" + origin + "': no [[measurement]] given");
+  }
+  for (std::size_t i = 0; i < measurements->size(); ++i) {
+    const toml::table* table = measurements->get(i)->as_table();
+    if (table == nullptr)
+      throw InvalidArgument("measurement #" + std::to_string(i) + " is not a table");
+    Parameters p = toParameters(*table, "measurement.", nullptr);
+    MeasurementSpec spec;
+    spec.kind = p.getString("kind");
+    spec.name = p.getString("name", spec.kind + std::to_string(i));
+    for (const auto& [key, value] : p.entries()) {
+      if (key != "kind" && key != "name") spec.parameters.set(key, value);
+    }
+    for (const auto& other : config.measurements) {
+      if (other.name == spec.name) {
+        throw InvalidArgument("measurement #" + std::to_string(i) + ": duplicate name '" +
+                              spec.name + "' (names must be unique)");
+      }
+    }
+    config.measurements.push_back(std::move(spec));
+  }
+  return config;
+}
+
+RunConfig loadRunConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot read config file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseRunConfig(text.str(), path);
+}
+
+}  // namespace tagflow::cli

@@ -1,0 +1,34 @@
+// RunConfig: a `tagflow run` configuration file (TOML) read into plain values: the [run]
+// settings, the [source] spec and the [[measurement]] list. TOML values map onto Parameters
+// (integers, floats, booleans, strings, lists of integers or numbers); anything else, an
+// unknown key or a missing one is an InvalidArgument that names the key and its place.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tagflow/core/parameters.hpp"
+#include "tagflow/io/source_registry.hpp"
+
+namespace tagflow::cli {
+
+struct MeasurementSpec {
+  std::string kind;
+  std::string name;
+  Parameters parameters;  // without kind and name
+};
+
+struct RunConfig {
+  std::string output = "results.h5";
+  timestamp_t duration_ps = -1;
+  int threads = 0;
+  std::size_t max_blocks_in_flight = 8;
+  SourceSpec source;
+  std::vector<MeasurementSpec> measurements;
+  std::string text;  // the file as read, stored with the results
+};
+
+RunConfig loadRunConfig(const std::string& path);
+RunConfig parseRunConfig(const std::string& text, const std::string& origin);
+
+}  // namespace tagflow::cli
