@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
-  libtbb-dev libhdf5-dev hdf5-tools libtomlplusplus-dev libfmt-dev libcli11-dev
+  libtbb-dev libhdf5-dev hdf5-tools libtomlplusplus-dev libcli11-dev
   catch2 libbenchmark-dev
   python3 python3-numpy python3-h5py
 )

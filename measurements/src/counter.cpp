@@ -104,8 +104,10 @@ void Counter::onOverflowBegin(const Tag&) {
   current_overflow_ = true;
 }
 
-void Counter::onOverflowEnd(const Tag&) {
-  current_overflow_ = true;
+void Counter::onOverflowEnd(const Tag& tag) {
+  // The interval [begin, end) touches the current bin unless it ended exactly at its start
+  // (the bin was then flagged at birth only because the interval was still open).
+  current_overflow_ = tag.time > bin_end_ - binwidth_;
 }
 
 void Counter::onMissedEvents(const Tag& tag) {

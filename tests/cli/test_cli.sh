@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# End-to-end tests of the `tagflow` command line: a good run's HDF5 file checked against
+# independent facts of the stream, the raw-file round trip, the trace, and every bad input
+# the CLI must refuse with a clear message, a non-zero exit code and no output file left.
+# Usage: test_cli.sh PATH/TO/tagflow
+set -uo pipefail
+tagflow=$1
+python=/usr/bin/python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+passed=0
+failed=0
+
+pass() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
+
+# expect_failure NAME EXIT_CODE MESSAGE_SUBSTRING CONFIG_FILE
+expect_failure() {
+  local name=$1 code=$2 message=$3 config=$4
+  rm -f out.h5 out.h5.tmp.*
+  "$tagflow" run -q "$config" --output out.h5 >stdout.txt 2>stderr.txt
+  local status=$?
+  if [ "$status" -ne "$code" ]; then
+    fail "$name: exit code $status, expected $code ($(cat stderr.txt))"
+  elif ! grep -qF -- "$message" stderr.txt; then
+    fail "$name: message '$(cat stderr.txt)' lacks '$message'"
+  elif ls out.h5* >/dev/null 2>&1; then
+    fail "$name: an output file was left behind"
+  else
+    pass "$name"
+  fi
+}
+
+run_section='[run]
+duration_ps = 2_000_000_000'
+source_section='[source]
+kind = "synthetic"
+block_size = 1000
+[[source.channel]]
+channel = 1
+kind = "poisson"
+rate = 1e9
+[[source.channel]]
+channel = 2
+kind = "clock"
+frequency = 1e8
+[[source.overflow]]
+begin_ps = 500_000_000
+end_ps = 700_000_000'
+
+# config FILE MEASUREMENT_BODY [RUN_SECTION]: the synthetic source with one measurement.
+config() {
+  printf '%s\n%s\n[[measurement]]\n%s\n' "${3:-$run_section}" "$source_section" "$2" >"$1"
+}
+
+# --- a good run, checked against independent facts of the stream ----------------------------
+config good.toml 'kind = "Counter"
+name = "counter"
+channels = [1, 2]
+binwidth = 100_000_000
+n_values = 20
+[[measurement]]
+kind = "Countrate"
+name = "rate"
+channels = [1, 2]'
+cat >check_good.py <<'PYTHON'
+import json, h5py, numpy as np
+with h5py.File("good.h5") as f:
+    c, r, p = f["counter"], f["rate"], f["profile"]
+    assert c.attrs["kind"] == "Counter" and list(c.attrs["channels"]) == [1, 2]
+    assert c["data"].attrs["unit"] == "counts" and c["data_normalized"].attrs["unit"] == "Hz"
+    data = c["data"][...]
+    assert data.shape == (2, 20), data.shape
+    # 2 ms in 100 us bins: all 20 bins complete; the 100 MHz clock puts 10000 edges in each
+    # bin outside the overflow interval, and none inside it.
+    mask = c["overflow_mask"][...]
+    assert (data[1][mask == 0] == 10000).all() and (data[1][mask == 1] == 0).all(), data[1]
+    # Overflow [500, 700) us touches bins 5 and 6 only.
+    assert list(np.nonzero(mask)[0]) == [5, 6], mask
+    assert np.isnan(c["data_normalized"][...][:, mask == 1]).all()
+    # Totals (missed events included) equal the countrate's counts and match the rates.
+    totals = c["data_total_counts"][...]
+    assert (totals == r["counts_total"][...]).all(), (totals, r["counts_total"][...])
+    assert totals[1] == 200000, totals
+    assert abs(totals[0] - 2e6) < 5 * 2e6 ** 0.5, totals
+    assert r.attrs["capture_duration_ps"] == 2_000_000_000
+    assert abs(r["data"][0] - 1e9) < 5 * 1e9 / 2e6 ** 0.5
+    assert list(p["node"].asstr()[...]) == ["source", "counter", "rate"]
+    assert (p["tags"][...] == p.attrs["tags"]).all()
+trace = json.load(open("trace.json"))
+spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+assert len(spans) >= 3 and {e["tid"] for e in spans} == {0, 1, 2}
+PYTHON
+if "$tagflow" run -q good.toml --output good.h5 --trace trace.json; then
+  if "$python" check_good.py; then pass "good run: HDF5 content and trace"; else fail "good run: HDF5 content and trace"; fi
+else
+  fail "good run: tagflow exited non-zero"
+fi
+
+# --- record a stream to a raw file and replay it: identical counts ----------------------------
+config record.toml 'kind = "Countrate"
+name = "rate"
+channels = [1, 2]'
+printf '[source]\nkind = "raw"\npath = "stream.raw"\nblock_size = 777\n[[measurement]]\nkind = "Countrate"\nname = "rate"\nchannels = [1, 2]\n' >replay.toml
+if "$tagflow" record record.toml stream.raw >/dev/null &&
+  "$tagflow" run -q replay.toml --output replay.h5 && "$tagflow" run -q record.toml --output live.h5 &&
+  "$python" -c '
+import h5py
+a, b = h5py.File("live.h5")["rate/counts_total"][...], h5py.File("replay.h5")["rate/counts_total"][...]
+assert (a == b).all() and a.sum() > 0, (a, b)'; then
+  pass "record and replay give identical counts"
+else
+  fail "record and replay give identical counts"
+fi
+
+# --- bad input ----------------------------------------------------------------------------------
+config unknown_kind.toml 'kind = "Nonsense"
+channels = [1]'
+expect_failure "unknown measurement kind" 2 "unknown measurement kind 'Nonsense'" unknown_kind.toml
+
+sed 's/kind = "synthetic"/kind = "teleport"/' good.toml >unknown_source.toml
+expect_failure "unknown source kind" 2 "unknown source kind 'teleport'" unknown_source.toml
+
+config missing_key.toml 'kind = "Counter"
+binwidth = 1000'
+expect_failure "missing key" 2 "missing key 'channels'" missing_key.toml
+
+config mistyped_key.toml 'kind = "Counter"
+channels = [1]
+binwidth = "wide"'
+expect_failure "mistyped key" 2 "key 'binwidth' must be an integer" mistyped_key.toml
+
+config misspelt_key.toml 'kind = "Counter"
+channels = [1]
+binwidht = 5'
+expect_failure "misspelt key" 2 "unknown key 'binwidht'" misspelt_key.toml
+
+config zero_binwidth.toml 'kind = "Counter"
+channels = [1]
+binwidth = 0'
+expect_failure "binwidth <= 0" 2 "binwidth 0 ps is invalid (valid: > 0)" zero_binwidth.toml
+
+config bad_n_values.toml 'kind = "Counter"
+channels = [1]
+n_values = -3'
+expect_failure "n_values <= 0" 2 "n_values -3 is invalid" bad_n_values.toml
+
+config duplicate.toml 'kind = "Countrate"
+channels = [1, 2, 1]'
+expect_failure "duplicate channels" 2 "duplicate channel 1" duplicate.toml
+
+config bad_threads.toml 'kind = "Countrate"
+channels = [1]' '[run]
+threads = -1'
+expect_failure "run key out of range" 2 "threads -1 is invalid" bad_threads.toml
+
+config bad_source_key.toml 'kind = "Countrate"
+channels = [1]'
+sed -i 's/^block_size = 1000/block_size = 0/' bad_source_key.toml
+expect_failure "source key out of range" 2 "'block_size' 0 is invalid (valid: 1..67108864)" bad_source_key.toml
+
+raw_config() {
+  printf '[source]\nkind = "raw"\npath = "%s"\n[[measurement]]\nkind = "Countrate"\nchannels = [1]\n' "$1" >"$2"
+}
+raw_config missing.raw missing_raw.toml
+expect_failure "missing raw file" 1 "cannot open raw tag file 'missing.raw'" missing_raw.toml
+
+"$python" -c '
+import struct
+tags = [(0, 1, 100), (0, 1, 200), (0, 2, 150)]          # the third tag is earlier than the second
+open("unsorted.raw", "wb").write(b"".join(struct.pack("<BBHiq", t, 0, 0, c, x) for t, c, x in tags))
+open("truncated.raw", "wb").write(struct.pack("<BBHiq", 0, 0, 0, 1, 5) + b"\0" * 7)'
+raw_config unsorted.raw unsorted.toml
+expect_failure "unsorted raw file" 1 "tag 2 (byte offset 32) at 150 ps is earlier" unsorted.toml
+raw_config truncated.raw truncated.toml
+expect_failure "raw size not a multiple of 16" 1 "record at byte offset 16 is truncated" truncated.toml
+
+"$tagflow" run -q good.toml --output /nonexistent-dir/out.h5 >stdout.txt 2>stderr.txt
+status=$?
+if [ "$status" -eq 1 ] && grep -qF "cannot write output file '/nonexistent-dir/out.h5'" stderr.txt; then
+  pass "unwritable output path"
+else
+  fail "unwritable output path: exit $status, '$(cat stderr.txt)'"
+fi
+
+printf 'this is = not [toml\n' >broken.toml
+expect_failure "TOML syntax error" 2 "line 1" broken.toml
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
