@@ -4,8 +4,10 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_stream.hpp"
+#include "tagflow/measurements/correlation.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
+#include "tagflow/measurements/histogram_log_bins.hpp"
 
 namespace tagflow::bench {
 namespace {
@@ -54,6 +56,19 @@ void BM_Countrate(benchmark::State& state) {
   runBlocks(state, countrate);
 }
 BENCHMARK(BM_Countrate);
+
+// Channel 2 echoes channel 1 after 1 ns: one partner inside a 10 ns window.
+void BM_Correlation(benchmark::State& state) {
+  Correlation correlation("correlation", 2, 1, state.range(0) / 1000, 1000);
+  runBlocks(state, correlation);
+}
+BENCHMARK(BM_Correlation)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Arg(1'000'000);
+
+void BM_HistogramLogBins(benchmark::State& state) {
+  HistogramLogBins histogram("histogram", 2, 1, -12, -6, state.range(0));
+  runBlocks(state, histogram);
+}
+BENCHMARK(BM_HistogramLogBins)->Arg(100)->Arg(1000);
 
 }  // namespace
 }  // namespace tagflow::bench

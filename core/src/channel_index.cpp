@@ -65,7 +65,7 @@ void ChannelIndex::countTags(std::span<const Tag> tags, std::uint64_t* counts) c
     return;
   }
   for (; end - tag >= 4; tag += 4) {
-    __builtin_prefetch(tag + 128);
+    prefetchAhead(tag);
     ++lane0[lookup(tag[0].channel)];
     ++lane1[lookup(tag[1].channel)];
     ++lane2[lookup(tag[2].channel)];

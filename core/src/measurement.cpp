@@ -94,7 +94,7 @@ void Measurement::applyLocked(Action action, timestamp_t duration, bool clear) {
       break;
     case Action::Stop:
       running_ = false;
-      capturing_ = false;
+      endCaptureLocked();
       remaining_ = -1;
       finished_.notify_all();
       break;
@@ -123,7 +123,14 @@ void Measurement::streamStarting() {
 void Measurement::streamEnded() {
   std::lock_guard lock(mutex_);
   stream_ended_ = true;
+  endCaptureLocked();
   finished_.notify_all();
+}
+
+void Measurement::endCaptureLocked() {
+  if (!capturing_) return;
+  onCaptureEnd();
+  capturing_ = false;
 }
 
 void Measurement::processBlock(const TagBlock& block) {
@@ -160,7 +167,7 @@ void Measurement::processBlock(const TagBlock& block) {
   if (remaining_ >= 0) remaining_ -= end - block.begin_time;
   if (finishes) {
     running_ = false;
-    capturing_ = false;
+    endCaptureLocked();
     remaining_ = -1;
     finished_.notify_all();
   }

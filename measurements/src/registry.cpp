@@ -3,25 +3,40 @@
 #include <limits>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/measurements/correlation.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
+#include "tagflow/measurements/histogram_log_bins.hpp"
 
 namespace tagflow {
 
-std::vector<channel_t> channelList(const Parameters& parameters, std::string_view key) {
-  std::vector<channel_t> channels;
-  for (std::int64_t value : parameters.getIntList(key)) {
-    if (value < std::numeric_limits<channel_t>::min() ||
-        value > std::numeric_limits<channel_t>::max()) {
-      throw InvalidArgument("key '" + std::string(key) + "': channel " + std::to_string(value) +
-                            " is out of range (valid: 32-bit signed integers)");
-    }
-    channels.push_back(static_cast<channel_t>(value));
+namespace {
+
+channel_t checkedChannel(std::int64_t value, std::string_view key) {
+  if (value < std::numeric_limits<channel_t>::min() ||
+      value > std::numeric_limits<channel_t>::max()) {
+    throw InvalidArgument("key '" + std::string(key) + "': channel " + std::to_string(value) +
+                          " is out of range (valid: 32-bit signed integers)");
   }
-  return channels;
+  return static_cast<channel_t>(value);
 }
 
-namespace {
+channel_t singleChannel(const Parameters& parameters, std::string_view key) {
+  return checkedChannel(parameters.getInt(key), key);
+}
+
+// A gate given as [open_channel, close_channel] or [open_channel, close_channel, initially_open].
+std::optional<ChannelGate> gateFrom(const Parameters& parameters, std::string_view key) {
+  if (!parameters.contains(key)) return std::nullopt;
+  const auto values = parameters.getIntList(key);
+  if (values.size() != 2 && values.size() != 3) {
+    throw InvalidArgument("key '" + std::string(key) +
+                          "' must be [open_channel, close_channel] or [open_channel, "
+                          "close_channel, initially_open (0 or 1)]");
+  }
+  return ChannelGate{checkedChannel(values[0], key), checkedChannel(values[1], key),
+                     values.size() == 3 && values[2] != 0};
+}
 
 std::vector<MeasurementKind> buildKinds() {
   std::vector<MeasurementKind> kinds;
@@ -45,10 +60,51 @@ std::vector<MeasurementKind> buildKinds() {
         p.requireOnly({"channels"}, "Countrate '" + name + "'");
         return std::make_unique<Countrate>(name, channelList(p, "channels"));
       }});
+  kinds.push_back(MeasurementKind{
+      "Correlation",
+      "histogram of tau = t(channel_1) - t(channel_2), bins centred on zero, g2",
+      {{"channel_1", "channel whose events come after for tau > 0"},
+       {"channel_2", "reference channel; leave out for an auto-correlation"},
+       {"binwidth", "bin width in ps (> 0), default 1000"},
+       {"n_bins", "number of bins (> 0), default 1000"}},
+      [](const std::string& name, const Parameters& p) -> std::unique_ptr<Measurement> {
+        p.requireOnly({"channel_1", "channel_2", "binwidth", "n_bins"},
+                      "Correlation '" + name + "'");
+        return std::make_unique<Correlation>(
+            name, singleChannel(p, "channel_1"),
+            p.contains("channel_2") ? singleChannel(p, "channel_2") : CHANNEL_UNUSED,
+            p.getInt("binwidth", 1000), p.getInt("n_bins", 1000));
+      }});
+  kinds.push_back(MeasurementKind{
+      "HistogramLogBins",
+      "start-click time differences in logarithmic bins from 10^exp_start to 10^exp_stop s",
+      {{"click_channel", "channel of the clicks"},
+       {"start_channel", "channel of the starts"},
+       {"exp_start", "lowest edge, exponent of seconds (>= -12)"},
+       {"exp_stop", "highest edge, exponent of seconds (> exp_start, <= 6)"},
+       {"n_bins", "number of bins (> 0)"},
+       {"click_gate", "optional [open_channel, close_channel, initially_open (0/1)]"},
+       {"start_gate", "optional [open_channel, close_channel, initially_open (0/1)]"}},
+      [](const std::string& name, const Parameters& p) -> std::unique_ptr<Measurement> {
+        p.requireOnly({"click_channel", "start_channel", "exp_start", "exp_stop", "n_bins",
+                       "click_gate", "start_gate"},
+                      "HistogramLogBins '" + name + "'");
+        return std::make_unique<HistogramLogBins>(
+            name, singleChannel(p, "click_channel"), singleChannel(p, "start_channel"),
+            p.getDouble("exp_start"), p.getDouble("exp_stop"), p.getInt("n_bins"),
+            gateFrom(p, "click_gate"), gateFrom(p, "start_gate"));
+      }});
   return kinds;
 }
 
 }  // namespace
+
+std::vector<channel_t> channelList(const Parameters& parameters, std::string_view key) {
+  std::vector<channel_t> channels;
+  for (std::int64_t value : parameters.getIntList(key))
+    channels.push_back(checkedChannel(value, key));
+  return channels;
+}
 
 const std::vector<MeasurementKind>& measurementKinds() {
   static const std::vector<MeasurementKind> kinds = buildKinds();

@@ -72,6 +72,9 @@ class Measurement {
   // Capture begins at stream time `time`: after construction or clear() (`fresh`), or when
   // resuming after stop() (not fresh: the stopped stretch of stream time is skipped).
   virtual void onCaptureStart(timestamp_t /*time*/, bool /*fresh*/) {}
+  // Capture stops: stop(), a startFor() run completed, or the stream ended. Measurements that
+  // hold events back waiting for later partners count them now.
+  virtual void onCaptureEnd() {}
   virtual void onOverflowBegin(const Tag& /*tag*/) {}
   virtual void onOverflowEnd(const Tag& /*tag*/) {}
   virtual void onMissedEvents(const Tag& /*tag*/) {}
@@ -97,6 +100,7 @@ class Measurement {
 
   void applyLocked(Action action, timestamp_t duration, bool clear);
   void clearLocked();
+  void endCaptureLocked();
   void dispatch(const TagBlock& block, std::size_t tag_count, timestamp_t end);
   void handleSpecial(const Tag& tag);
   void trackOverflowWhileStopped(const TagBlock& block);

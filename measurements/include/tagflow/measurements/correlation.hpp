@@ -1,0 +1,76 @@
+// Correlation: the histogram of time differences tau = t(channel_1) - t(channel_2) over
+// every pair of events within the window (multi-start, multi-stop, both signs), in n_bins
+// bins of binwidth centred on zero; channel_2 = CHANNEL_UNUSED (or channel_1) correlates a
+// channel with itself. Bin i holds tau in [lo + i*binwidth, lo + (i+1)*binwidth) with
+// lo = -floor(n_bins*binwidth/2), so for odd n_bins the middle bin is centred on 0 and for
+// even n_bins 0 is the left edge of bin n_bins/2. In an auto-correlation a tag is never paired
+// with itself. Pairs never span an overflow interval or an Error; events inside overflow
+// intervals are ignored, and so is that time in the normalisation:
+//   g2(tau) = T / (binwidth * N1 * N2) * counts(tau),  T = capture time outside overflows.
+// Cost per tag grows with the number of partner events inside the window only.
+//
+// A channel_1 event at t pairs with channel_2 events up to t - lo, which may lie in a later
+// block: it is counted once stream time has passed t - lo (at the latest when the capture
+// ends), so a snapshot taken while running lags the stream by at most half the window.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tagflow/core/measurement.hpp"
+#include "tagflow/measurements/time_window.hpp"
+
+namespace tagflow {
+
+class Correlation : public Measurement {
+ public:
+  Correlation(std::string name, channel_t channel_1, channel_t channel_2 = CHANNEL_UNUSED,
+              timestamp_t binwidth = 1000, std::int64_t n_bins = 1000);
+
+  std::vector<std::int64_t> getData() const;
+  std::vector<std::int64_t> getIndex() const;  // bin centres (rounded down), ps
+  std::vector<double> getDataNormalized() const;
+  // Events counted on channel_1 and channel_2 (the same number for an auto-correlation).
+  std::pair<std::uint64_t, std::uint64_t> getEventCounts() const;
+
+ protected:
+  void processTimeTags(std::span<const Tag> tags) override;
+  void advanceTime(timestamp_t time) override;
+  void onCaptureStart(timestamp_t time, bool fresh) override;
+  void onCaptureEnd() override;
+  void onOverflowBegin(const Tag& tag) override;
+  void onOverflowEnd(const Tag& tag) override;
+  void onError(const Tag& tag) override;
+  void clearData() override;
+  void collectResults(ResultSet& out) const override;
+
+ private:
+  void countPair(timestamp_t tau);
+  // Counts the pairs of every held-back channel_1 event earlier than `limit`.
+  void pairUpTo(timestamp_t limit);
+  void pairCrossUpTo(timestamp_t limit);
+  void pairAutoUpTo(timestamp_t limit);
+  void forgetEvents();
+  std::vector<double> normalizedLocked() const;
+
+  channel_t channel_1_;
+  channel_t channel_2_;
+  bool auto_correlation_;
+  timestamp_t binwidth_;
+  std::size_t n_bins_;
+  timestamp_t lowest_;   // lo: left edge of bin 0
+  timestamp_t highest_;  // lo + n_bins * binwidth: first tau past the last bin
+  double inverse_binwidth_;
+
+  std::vector<std::int64_t> counts_;
+  TimeWindow pending_1_;  // channel_1 events not yet paired (cross-correlation)
+  TimeWindow window_2_;   // channel_2 events still inside the window of a pending event
+  TimeWindow events_;     // auto-correlation: recent events; those before cursor_ are paired
+  std::size_t cursor_ = 0;
+  std::uint64_t events_1_ = 0;
+  std::uint64_t events_2_ = 0;
+  timestamp_t overflow_time_ = 0;  // capture time spent inside overflow intervals
+  timestamp_t last_time_ = 0;
+};
+
+}  // namespace tagflow

@@ -1,0 +1,211 @@
+#include "tagflow/measurements/correlation.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+namespace {
+
+constexpr std::int64_t kMaxBins = std::int64_t{1} << 28;
+constexpr timestamp_t kMaxWindow = std::int64_t{1} << 52;  // keeps tau exact as a double
+
+Parameters correlationParameters(channel_t channel_1, channel_t channel_2, timestamp_t binwidth,
+                                 std::int64_t n_bins) {
+  return Parameters{{"channel_1", std::int64_t{channel_1}},
+                    {"channel_2", std::int64_t{channel_2}},
+                    {"binwidth", binwidth},
+                    {"n_bins", n_bins}};
+}
+
+}  // namespace
+
+Correlation::Correlation(std::string name, channel_t channel_1, channel_t channel_2,
+                         timestamp_t binwidth, std::int64_t n_bins)
+    : Measurement("Correlation", std::move(name),
+                  correlationParameters(channel_1, channel_2, binwidth, n_bins)),
+      channel_1_(channel_1),
+      channel_2_(channel_2 == CHANNEL_UNUSED ? channel_1 : channel_2),
+      auto_correlation_(channel_2_ == channel_1_),
+      binwidth_(binwidth),
+      n_bins_(static_cast<std::size_t>(n_bins)) {
+  const std::string who = "Correlation '" + this->name() + "'";
+  if (channel_1 == CHANNEL_UNUSED) throw InvalidArgument(who + ": channel_1 must be a channel");
+  if (binwidth <= 0 || binwidth > kMaxWindow) {
+    throw InvalidArgument(who + ": binwidth " + std::to_string(binwidth) +
+                          " ps is invalid (valid: 1.." + std::to_string(kMaxWindow) + ")");
+  }
+  if (n_bins <= 0 || n_bins > kMaxBins) {
+    throw InvalidArgument(who + ": n_bins " + std::to_string(n_bins) + " is invalid (valid: 1.." +
+                          std::to_string(kMaxBins) + ")");
+  }
+  if (binwidth > kMaxWindow / n_bins) {
+    throw InvalidArgument(who + ": the window binwidth * n_bins = " + std::to_string(binwidth) +
+                          " * " + std::to_string(n_bins) +
+                          " ps is too wide (valid: <= " + std::to_string(kMaxWindow) + " ps)");
+  }
+  const timestamp_t window = binwidth_ * n_bins;
+  lowest_ = -(window / 2);
+  highest_ = lowest_ + window;
+  inverse_binwidth_ = 1.0 / static_cast<double>(binwidth_);
+  counts_.assign(n_bins_, 0);
+}
+
+void Correlation::countPair(timestamp_t tau) {
+  const timestamp_t offset = tau - lowest_;
+  // Multiplying by the reciprocal is exact to within one bin; the compare fixes the edges.
+  auto bin = static_cast<timestamp_t>(static_cast<double>(offset) * inverse_binwidth_);
+  if (bin * binwidth_ > offset) {
+    --bin;
+  } else if ((bin + 1) * binwidth_ <= offset) {
+    ++bin;
+  }
+  ++counts_[static_cast<std::size_t>(bin)];
+}
+
+void Correlation::processTimeTags(std::span<const Tag> tags) {
+  if (inOverflow()) return;  // events inside an overflow interval are ignored
+  if (auto_correlation_) {
+    const std::size_t before = events_.size();
+    splitChannels(tags, channel_1_, events_, channel_2_, nullptr);
+    events_1_ += events_.size() - before;
+    events_2_ = events_1_;
+    return;
+  }
+  const std::size_t before_1 = pending_1_.size(), before_2 = window_2_.size();
+  splitChannels(tags, channel_1_, pending_1_, channel_2_, &window_2_);
+  events_1_ += pending_1_.size() - before_1;
+  events_2_ += window_2_.size() - before_2;
+}
+
+void Correlation::pairUpTo(timestamp_t limit) {
+  if (auto_correlation_) {
+    pairAutoUpTo(limit);
+  } else {
+    pairCrossUpTo(limit);
+  }
+}
+
+void Correlation::pairCrossUpTo(timestamp_t limit) {
+  std::size_t done = 0;
+  for (; done < pending_1_.size(); ++done) {
+    const timestamp_t t = pending_1_[done];
+    if (t >= limit) break;
+    window_2_.dropBefore(t - highest_ + 1);
+    for (timestamp_t partner : window_2_.times()) {
+      if (partner > t - lowest_) break;
+      countPair(t - partner);
+    }
+  }
+  pending_1_.dropFront(done);
+}
+
+void Correlation::pairAutoUpTo(timestamp_t limit) {
+  for (; cursor_ < events_.size(); ++cursor_) {
+    const timestamp_t t = events_[cursor_];
+    if (t >= limit) break;
+    const std::size_t before = events_.size();
+    events_.dropBefore(t - highest_ + 1);
+    cursor_ -= before - events_.size();
+    for (std::size_t j = 0; j < events_.size(); ++j) {
+      const timestamp_t partner = events_[j];
+      if (partner > t - lowest_) break;
+      if (j != cursor_) countPair(t - partner);
+    }
+  }
+}
+
+void Correlation::forgetEvents() {
+  pending_1_.clear();
+  window_2_.clear();
+  events_.clear();
+  cursor_ = 0;
+}
+
+void Correlation::advanceTime(timestamp_t time) {
+  if (inOverflow()) overflow_time_ += time - last_time_;
+  last_time_ = time;
+  pairUpTo(time + lowest_);
+}
+
+void Correlation::onCaptureStart(timestamp_t time, bool) {
+  last_time_ = time;
+  forgetEvents();
+}
+
+void Correlation::onCaptureEnd() {
+  pairUpTo(std::numeric_limits<timestamp_t>::max());
+}
+
+void Correlation::onOverflowBegin(const Tag&) {
+  pairUpTo(std::numeric_limits<timestamp_t>::max());  // with the partners seen before the gap
+  forgetEvents();
+}
+
+void Correlation::onOverflowEnd(const Tag&) {
+  forgetEvents();
+}
+
+void Correlation::onError(const Tag&) {
+  pairUpTo(std::numeric_limits<timestamp_t>::max());
+  forgetEvents();
+}
+
+void Correlation::clearData() {
+  std::fill(counts_.begin(), counts_.end(), 0);
+  forgetEvents();
+  events_1_ = events_2_ = 0;
+  overflow_time_ = 0;
+}
+
+std::vector<std::int64_t> Correlation::getData() const {
+  auto lock = lockData();
+  return counts_;
+}
+
+std::vector<std::int64_t> Correlation::getIndex() const {
+  std::vector<std::int64_t> index(n_bins_);
+  for (std::size_t i = 0; i < n_bins_; ++i) {
+    index[i] = lowest_ + static_cast<timestamp_t>(i) * binwidth_ + binwidth_ / 2;
+  }
+  return index;
+}
+
+std::vector<double> Correlation::normalizedLocked() const {
+  const double valid_time = static_cast<double>(captureDurationLocked() - overflow_time_);
+  const double scale =
+      valid_time / (static_cast<double>(binwidth_) * static_cast<double>(events_1_) *
+                    static_cast<double>(events_2_));
+  std::vector<double> g2(n_bins_, std::numeric_limits<double>::quiet_NaN());
+  if (events_1_ > 0 && events_2_ > 0 && valid_time > 0) {
+    for (std::size_t i = 0; i < n_bins_; ++i) g2[i] = scale * static_cast<double>(counts_[i]);
+  }
+  return g2;
+}
+
+std::vector<double> Correlation::getDataNormalized() const {
+  auto lock = lockData();
+  return normalizedLocked();
+}
+
+std::pair<std::uint64_t, std::uint64_t> Correlation::getEventCounts() const {
+  auto lock = lockData();
+  return {events_1_, events_2_};
+}
+
+void Correlation::collectResults(ResultSet& out) const {
+  out.add("data", "counts", {n_bins_}, counts_,
+          "pairs per bin of tau = t(channel_1) - t(channel_2)");
+  out.add("index", "ps", {n_bins_}, getIndex(), "bin centre (rounded down to whole ps)");
+  out.add("data_normalized", "1", {n_bins_}, normalizedLocked(),
+          "g2 = T / (binwidth * N1 * N2) * counts, T = capture time outside overflows; NaN "
+          "without events");
+  out.facts.set("events_1", static_cast<std::int64_t>(events_1_));
+  out.facts.set("events_2", static_cast<std::int64_t>(events_2_));
+  out.facts.set("valid_duration_ps", captureDurationLocked() - overflow_time_);
+}
+
+}  // namespace tagflow

@@ -1,0 +1,303 @@
+#include "tagflow/measurements/histogram_log_bins.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+namespace {
+
+constexpr timestamp_t kNever = std::numeric_limits<timestamp_t>::max();
+constexpr std::int64_t kMaxBins = 1'000'000;
+
+// The table key of tau >= 1: the position of its top bit, then the `sub_bits` bits below it.
+std::uint32_t lookupKey(std::uint64_t tau, int sub_bits) {
+  const int top = 63 - std::countl_zero(tau);
+  const std::uint64_t bits = top >= sub_bits ? tau >> (top - sub_bits) : tau << (sub_bits - top);
+  return (static_cast<std::uint32_t>(top) << sub_bits) |
+         static_cast<std::uint32_t>(bits & ((1u << sub_bits) - 1));
+}
+
+// The smallest tau with this key.
+std::uint64_t keyLowerBound(std::uint32_t key, int sub_bits) {
+  const int top = static_cast<int>(key >> sub_bits);
+  const std::uint64_t bits = (std::uint64_t{1} << sub_bits) | (key & ((1u << sub_bits) - 1));
+  return top >= sub_bits ? bits << (top - sub_bits) : bits >> (sub_bits - top);
+}
+
+Parameters logBinParameters(channel_t click, channel_t start, double exp_start, double exp_stop,
+                            std::int64_t n_bins, const std::optional<ChannelGate>& click_gate,
+                            const std::optional<ChannelGate>& start_gate) {
+  Parameters p{{"click_channel", std::int64_t{click}},
+               {"start_channel", std::int64_t{start}},
+               {"exp_start", exp_start},
+               {"exp_stop", exp_stop},
+               {"n_bins", n_bins}};
+  const auto gate = [&](const std::string& key, const std::optional<ChannelGate>& g) {
+    if (g) {
+      p.set(key, std::vector<std::int64_t>{g->open_channel, g->close_channel,
+                                           g->initially_open ? 1 : 0});
+    }
+  };
+  gate("click_gate", click_gate);
+  gate("start_gate", start_gate);
+  return p;
+}
+
+void checkGate(const std::string& who, const std::string& key,
+               const std::optional<ChannelGate>& gate) {
+  if (!gate) return;
+  if (gate->open_channel == CHANNEL_UNUSED || gate->close_channel == CHANNEL_UNUSED) {
+    throw InvalidArgument(who + ": " + key + " needs an open and a close channel");
+  }
+  if (gate->open_channel == gate->close_channel) {
+    throw InvalidArgument(who + ": " + key + " opens and closes on the same channel " +
+                          std::to_string(gate->open_channel) + " (valid: two different channels)");
+  }
+}
+
+}  // namespace
+
+HistogramLogBins::HistogramLogBins(std::string name, channel_t click_channel,
+                                   channel_t start_channel, double exp_start, double exp_stop,
+                                   std::int64_t n_bins, std::optional<ChannelGate> click_gate,
+                                   std::optional<ChannelGate> start_gate)
+    : Measurement("HistogramLogBins", std::move(name),
+                  logBinParameters(click_channel, start_channel, exp_start, exp_stop, n_bins,
+                                   click_gate, start_gate)),
+      click_channel_(click_channel),
+      start_channel_(start_channel) {
+  const std::string who = "HistogramLogBins '" + this->name() + "'";
+  if (click_channel == CHANNEL_UNUSED || start_channel == CHANNEL_UNUSED) {
+    throw InvalidArgument(who + ": click_channel and start_channel must be channels");
+  }
+  if (!(exp_start >= -12)) {
+    throw InvalidArgument(who + ": exp_start " + std::to_string(exp_start) +
+                          " is invalid (valid: >= -12, i.e. 1 ps)");
+  }
+  if (!(exp_stop > exp_start) || !(exp_stop <= 6)) {
+    throw InvalidArgument(who + ": exp_stop " + std::to_string(exp_stop) +
+                          " is invalid (valid: > exp_start = " + std::to_string(exp_start) +
+                          " and <= 6)");
+  }
+  if (n_bins <= 0 || n_bins > kMaxBins) {
+    throw InvalidArgument(who + ": n_bins " + std::to_string(n_bins) + " is invalid (valid: 1.." +
+                          std::to_string(kMaxBins) + ")");
+  }
+  checkGate(who, "click_gate", click_gate);
+  checkGate(who, "start_gate", start_gate);
+  click_gate_.gate = click_gate;
+  start_gate_.gate = start_gate;
+
+  const double step = (exp_stop - exp_start) / static_cast<double>(n_bins);
+  for (std::int64_t i = 0; i <= n_bins; ++i) {
+    const double exponent = i == n_bins ? exp_stop : exp_start + step * static_cast<double>(i);
+    edges_.push_back(std::llround(std::pow(10.0, exponent + 12)));
+  }
+  edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+  if (edges_.size() < 2) {
+    throw InvalidArgument(who + ": every bin of [1e" + std::to_string(exp_start) + ", 1e" +
+                          std::to_string(exp_stop) + ") s rounds to 0 ps width");
+  }
+  span_ = edges_.back();
+  counts_.assign(edges_.size() - 1, 0);
+  buildLookup();
+  click_gate_.reset();
+  start_gate_.reset();
+}
+
+void HistogramLogBins::buildLookup() {
+  // Finer keys until no key range holds more than two edges, so two compares finish every
+  // look-up; 6 bits suffice up to about 60 bins per octave (1000 bins over 6 decades).
+  for (sub_bits_ = 6; sub_bits_ <= 10; ++sub_bits_) {
+    first_bin_.assign(std::size_t{64} << sub_bits_, 0);
+    std::size_t bin = 0;
+    std::size_t most_edges_inside = 0;
+    for (std::uint32_t key = 0; key < first_bin_.size(); ++key) {
+      const std::uint64_t lower = keyLowerBound(key, sub_bits_);
+      while (bin + 2 < edges_.size() && static_cast<std::uint64_t>(edges_[bin + 1]) <= lower) ++bin;
+      first_bin_[key] = static_cast<std::uint32_t>(bin);
+      if (key + 1 < first_bin_.size()) {
+        const std::uint64_t next = keyLowerBound(key + 1, sub_bits_);
+        std::size_t inside = 0;
+        while (bin + 1 + inside < edges_.size() &&
+               static_cast<std::uint64_t>(edges_[bin + 1 + inside]) < next) {
+          ++inside;
+        }
+        most_edges_inside = std::max(most_edges_inside, inside);
+      }
+    }
+    if (most_edges_inside <= 2) break;
+  }
+  sub_bits_ = std::min(sub_bits_, 10);
+  // Two sentinels past the last edge keep the two compares inside the array.
+  padded_edges_ = edges_;
+  padded_edges_.push_back(kNever);
+  padded_edges_.push_back(kNever);
+}
+
+std::size_t HistogramLogBins::binOf(timestamp_t tau) const {
+  std::size_t bin = first_bin_[lookupKey(static_cast<std::uint64_t>(tau), sub_bits_)];
+  const timestamp_t* edges = padded_edges_.data();
+  bin += static_cast<std::size_t>(edges[bin + 1] <= tau) +
+         static_cast<std::size_t>(edges[bin + 2] <= tau);
+  while (edges[bin + 1] <= tau) ++bin;  // only when more than two edges share a key range
+  return bin;
+}
+
+void HistogramLogBins::restartExposure(timestamp_t from) {
+  starts_.clear();
+  click_gate_.reset();
+  start_gate_.reset();
+  accumulate_from_ = from + span_;
+}
+
+void HistogramLogBins::accrue(timestamp_t time) {
+  const timestamp_t from = std::max(last_time_, accumulate_from_);
+  if (time > from) {
+    if (click_gate_.open) accumulation_click_ += time - from;
+    if (start_gate_.open) accumulation_start_ += time - from;
+  }
+  last_time_ = std::max(last_time_, time);
+}
+
+void HistogramLogBins::handleClick(timestamp_t time) {
+  if (!click_gate_.open || time < accumulate_from_) return;
+  ++n_click_;
+  starts_.dropBefore(time - span_ + 1);
+  // Starts later than the click may already be in the window: they end the loop.
+  const timestamp_t latest_start = time - edges_.front();
+  for (timestamp_t start : starts_.times()) {
+    if (start > latest_start) break;
+    ++counts_[binOf(time - start)];
+  }
+}
+
+void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {
+  if (click_gate_.gate || start_gate_.gate) {
+    processGated(tags);
+    return;
+  }
+  // No gates: the order between starts and clicks is fixed by their times alone, so split the
+  // block into the two channels first and pair afterwards.
+  const std::size_t first_new_start = starts_.size();
+  if (click_channel_ == start_channel_) {
+    splitChannels(tags, start_channel_, starts_, start_channel_, nullptr);
+    clicks_.clear();
+    for (std::size_t i = first_new_start; i < starts_.size(); ++i) clicks_.push(starts_[i]);
+  } else {
+    clicks_.clear();
+    splitChannels(tags, start_channel_, starts_, click_channel_, &clicks_);
+  }
+  for (std::size_t i = first_new_start; i < starts_.size(); ++i) {
+    n_start_ += starts_[i] >= accumulate_from_;
+  }
+  for (timestamp_t click : clicks_.times()) handleClick(click);
+}
+
+void HistogramLogBins::processGated(std::span<const Tag> tags) {
+  for (const Tag& tag : tags) {
+    prefetchAhead(&tag);
+    const channel_t channel = tag.channel;
+    if (channel == click_channel_) handleClick(tag.time);
+    if (channel == start_channel_ && start_gate_.open) {
+      starts_.push(tag.time);
+      if (tag.time >= accumulate_from_) ++n_start_;
+    }
+    accrue(tag.time);
+    click_gate_.update(channel);
+    start_gate_.update(channel);
+  }
+}
+
+void HistogramLogBins::advanceTime(timestamp_t time) {
+  accrue(time);
+}
+
+void HistogramLogBins::onCaptureStart(timestamp_t time, bool) {
+  last_time_ = time;
+  restartExposure(time);
+}
+
+void HistogramLogBins::onOverflowBegin(const Tag&) {
+  starts_.clear();
+  accumulate_from_ = kNever;
+}
+
+void HistogramLogBins::onOverflowEnd(const Tag& tag) {
+  restartExposure(tag.time);
+}
+
+void HistogramLogBins::onError(const Tag& tag) {
+  restartExposure(tag.time);
+}
+
+void HistogramLogBins::clearData() {
+  std::fill(counts_.begin(), counts_.end(), 0);
+  starts_.clear();
+  accumulation_start_ = accumulation_click_ = 0;
+  n_start_ = n_click_ = 0;
+}
+
+std::vector<std::uint64_t> HistogramLogBins::getData() const {
+  auto lock = lockData();
+  return counts_;
+}
+
+std::vector<double> HistogramLogBins::densityLocked() const {
+  std::vector<double> density(counts_.size());
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    density[i] = static_cast<double>(counts_[i]) / static_cast<double>(edges_[i + 1] - edges_[i]);
+  }
+  return density;
+}
+
+std::vector<double> HistogramLogBins::getDataNormalizedCountsPerPs() const {
+  auto lock = lockData();
+  return densityLocked();
+}
+
+std::vector<double> HistogramLogBins::g2Locked() const {
+  std::vector<double> g2(counts_.size(), std::numeric_limits<double>::quiet_NaN());
+  if (n_start_ == 0 || n_click_ == 0 || accumulation_start_ == 0) return g2;
+  const double scale = static_cast<double>(accumulation_start_) /
+                       (static_cast<double>(n_start_) * static_cast<double>(n_click_));
+  const std::vector<double> density = densityLocked();
+  for (std::size_t i = 0; i < counts_.size(); ++i) g2[i] = scale * density[i];
+  return g2;
+}
+
+std::vector<double> HistogramLogBins::getDataNormalizedG2() const {
+  auto lock = lockData();
+  return g2Locked();
+}
+
+timestamp_t HistogramLogBins::getAccumulationTimeStart() const {
+  auto lock = lockData();
+  return accumulation_start_;
+}
+
+timestamp_t HistogramLogBins::getAccumulationTimeClick() const {
+  auto lock = lockData();
+  return accumulation_click_;
+}
+
+void HistogramLogBins::collectResults(ResultSet& out) const {
+  const std::size_t bins = counts_.size();
+  out.add("bin_edges", "ps", {bins + 1}, edges_, "bin i holds tau in [edge i, edge i+1)");
+  out.add("data", "counts", {bins}, counts_, "start-click pairs per bin");
+  out.add("data_normalized_counts_per_ps", "1/ps", {bins}, densityLocked(), "counts / bin width");
+  out.add("g2", "1", {bins}, g2Locked(),
+          "T_start / (bin width * N_start * N_click) * counts; NaN before any accumulation");
+  out.facts.set("accumulation_time_start", accumulation_start_);
+  out.facts.set("accumulation_time_click", accumulation_click_);
+  out.facts.set("n_start", static_cast<std::int64_t>(n_start_));
+  out.facts.set("n_click", static_cast<std::int64_t>(n_click_));
+}
+
+}  // namespace tagflow
