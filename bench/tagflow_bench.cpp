@@ -25,8 +25,10 @@
 #include "tagflow/io/memory_source.hpp"
 #include "tagflow/io/source_registry.hpp"
 #include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/measurements/correlation.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
+#include "tagflow/measurements/histogram_log_bins.hpp"
 
 namespace tagflow::bench {
 namespace {
@@ -47,7 +49,28 @@ std::vector<BenchCase> benchCases() {
        [] { return std::make_unique<Counter>("Counter", kChannels, 1'000'000'000, 1000); }},
       {"Countrate", "8 channels",
        [] { return std::make_unique<Countrate>("Countrate", kChannels); }},
+      {"Correlation", "channel 2 vs 1 (1 ns partner), window 10 ns in 1000 bins",
+       [] { return std::make_unique<Correlation>("Correlation", 2, 1, 10, 1000); }},
+      {"HistogramLogBins", "click 2, start 1, 1 ps to 1 us, 1000 bins",
+       [] { return std::make_unique<HistogramLogBins>("HistogramLogBins", 2, 1, -12, -6, 1000); }},
   };
+}
+
+// Rows that show how a cost grows with a parameter; not part of "all together".
+std::vector<BenchCase> scalingCases() {
+  std::vector<BenchCase> cases;
+  for (const auto& [label, window] : {std::pair{"1 ns", 1'000}, std::pair{"10 ns", 10'000},
+                                      std::pair{"100 ns", 100'000}, std::pair{"1 us", 1'000'000}}) {
+    cases.push_back(
+        {std::string("Correlation ") + label,
+         std::string("channel 2 vs 1, window ") + label + " in 1000 bins", [window = window] {
+           return std::make_unique<Correlation>("Correlation", 2, 1, window / 1000, 1000);
+         }});
+  }
+  cases.push_back(
+      {"HistogramLogBins 100", "click 2, start 1, 1 ps to 1 us, 100 bins",
+       [] { return std::make_unique<HistogramLogBins>("HistogramLogBins", 2, 1, -12, -6, 100); }});
+  return cases;
 }
 
 double median(std::vector<double> values) {
@@ -197,7 +220,7 @@ int memoryCheck(const Options& options) {
 
 void writeJson(const std::string& path, const Options& options, std::size_t tags, double scan,
                double bare_scan, const std::vector<CaseResult>& results, double together_1,
-               double together_n) {
+               double together_n, double pair_1, double pair_n) {
   std::ofstream out(path);
   out << std::setprecision(6) << "{\"tags\": " << tags << ", \"block_size\": " << options.block_size
       << ", \"threads\": " << options.threads << ", \"runs\": " << options.runs
@@ -211,17 +234,25 @@ void writeJson(const std::string& path, const Options& options, std::size_t tags
   }
   out << "], \"all_together\": {\"threads\": " << options.threads
       << ", \"wall_mtags_per_s\": " << together_n
-      << ", \"one_thread_wall_mtags_per_s\": " << together_1 << "}}\n";
+      << ", \"one_thread_wall_mtags_per_s\": " << together_1
+      << "}, \"counter_countrate\": {\"one_thread_wall_mtags_per_s\": " << pair_1
+      << ", \"wall_mtags_per_s\": " << pair_n << "}}\n";
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
 int runBench(const Options& options) {
-  std::vector<BenchCase> cases;
+  std::vector<BenchCase> cases, scaling;
   for (auto& bench_case : benchCases()) {
     if (options.only.empty() || bench_case.name == options.only) cases.push_back(bench_case);
   }
-  if (cases.empty())
+  for (auto& bench_case : scalingCases()) {
+    if (options.only.empty() || bench_case.name.starts_with(options.only)) {
+      scaling.push_back(bench_case);
+    }
+  }
+  if (cases.empty() && scaling.empty()) {
     throw std::invalid_argument("--only " + options.only + ": no such measurement");
+  }
 
   std::cout << "generating " << options.tags << " tags of the 8-channel demo stream..."
             << std::flush;
@@ -232,35 +263,56 @@ int runBench(const Options& options) {
       {"Scan", "reads every tag", [] { return std::make_unique<ScanMeasurement>("Scan"); }}, stream,
       options);
 
-  std::vector<CaseResult> results;
+  std::vector<CaseResult> results, scaling_results;
   for (const auto& bench_case : cases) results.push_back(measureCase(bench_case, stream, options));
-  const double together_1 = measureTogether(cases, stream, options, 1);
-  const double together_n = measureTogether(cases, stream, options, options.threads);
+  for (const auto& bench_case : scaling) {
+    scaling_results.push_back(measureCase(bench_case, stream, options));
+  }
+  const double together_1 = cases.empty() ? 0 : measureTogether(cases, stream, options, 1);
+  const double together_n =
+      cases.empty() ? 0 : measureTogether(cases, stream, options, options.threads);
+  // Two measurements of similar cost show what the second core buys; "all together" is
+  // bounded by its slowest member instead.
+  std::vector<BenchCase> pair;
+  for (const auto& bench_case : cases) {
+    if (bench_case.name == "Counter" || bench_case.name == "Countrate") pair.push_back(bench_case);
+  }
+  const bool has_pair = pair.size() == 2;
+  const double pair_1 = has_pair ? measureTogether(pair, stream, options, 1) : 0;
+  const double pair_n = has_pair ? measureTogether(pair, stream, options, options.threads) : 0;
 
   std::cout << std::fixed << std::setprecision(1) << "\n"
             << stream->size() << " tags, block " << options.block_size << " tags, "
             << options.threads << " threads, medians of " << options.runs << " runs\n"
             << "capacity = tags / busy time of the node (one core); ratio = capacity / scan "
                "capacity\n\n"
-            << std::left << std::setw(12) << "measurement" << std::right << std::setw(12)
+            << std::left << std::setw(24) << "measurement" << std::right << std::setw(12)
             << "MTags/s" << std::setw(8) << "ratio" << std::setw(14) << "wall MTags/s"
             << "  setup\n";
   const auto row = [&](const CaseResult& r) {
-    std::cout << std::left << std::setw(12) << r.name << std::right << std::setw(12) << r.capacity
+    std::cout << std::left << std::setw(24) << r.name << std::right << std::setw(12) << r.capacity
               << std::setw(8) << std::setprecision(2) << r.capacity / scan.capacity
               << std::setprecision(1) << std::setw(14) << r.wall << "  " << r.setup << "\n";
   };
   row(scan);
   for (const auto& result : results) row(result);
+  if (!scaling_results.empty()) std::cout << "\ncost against a parameter:\n";
+  for (const auto& result : scaling_results) row(result);
   std::cout << "\nbare scan outside the engine: " << bare_scan
             << " MTags/s; scan in the graph (wall): " << scan.wall
             << " MTags/s = " << std::setprecision(2) << scan.wall / bare_scan << " of bare\n"
             << std::setprecision(1) << "all together (all but Null): " << together_1
             << " MTags/s wall on 1 thread, " << together_n << " MTags/s on " << options.threads
             << " threads (x" << std::setprecision(2) << together_n / together_1 << ")\n";
+  if (has_pair) {
+    std::cout << std::setprecision(1) << "Counter + Countrate: " << pair_1
+              << " MTags/s wall on 1 thread, " << pair_n << " MTags/s on " << options.threads
+              << " threads (x" << std::setprecision(2) << pair_n / pair_1 << ")\n";
+  }
   if (!options.json.empty()) {
+    results.insert(results.end(), scaling_results.begin(), scaling_results.end());
     writeJson(options.json, options, stream->size(), scan.capacity, bare_scan, results, together_1,
-              together_n);
+              together_n, pair_1, pair_n);
     std::cout << "json written to " << options.json << "\n";
   }
   return 0;
