@@ -69,10 +69,11 @@ class HistogramLogBins : public Measurement {
   };
 
   void buildLookup();
-  std::size_t binOf(timestamp_t tau) const;
   void restartExposure(timestamp_t from);
   void accrue(timestamp_t time);
   void handleClick(timestamp_t time);
+  template <bool kViaDouble, bool kAtMostTwoEdges>
+  void countPairs(timestamp_t time);
   void processGated(std::span<const Tag> tags);
   std::vector<double> densityLocked() const;
   std::vector<double> g2Locked() const;
@@ -80,9 +81,10 @@ class HistogramLogBins : public Measurement {
   channel_t click_channel_;
   channel_t start_channel_;
   std::vector<std::int64_t> edges_;
-  std::vector<std::int64_t> padded_edges_;  // edges_ and two sentinels, for binOf()
+  std::vector<std::int64_t> padded_edges_;  // edges_ and two sentinels, for the look-up
   std::vector<std::uint32_t> first_bin_;    // per leading-bits key of tau
   int sub_bits_ = 6;
+  bool at_most_two_edges_ = false;
   timestamp_t span_ = 0;  // the last edge
 
   std::vector<std::uint64_t> counts_;
