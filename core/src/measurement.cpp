@@ -15,6 +15,7 @@ Measurement::Measurement(std::string kind, std::string name, Parameters paramete
 
 void Measurement::start() {
   std::lock_guard lock(mutex_);
+  pending_.clear();
   applyLocked(Action::Start, 0, false);
 }
 
@@ -24,16 +25,19 @@ void Measurement::startFor(timestamp_t duration, bool clear) {
                           " ps is invalid (valid: > 0)");
   }
   std::lock_guard lock(mutex_);
+  pending_.clear();
   applyLocked(Action::StartFor, duration, clear);
 }
 
 void Measurement::stop() {
   std::lock_guard lock(mutex_);
+  pending_.clear();
   applyLocked(Action::Stop, 0, false);
 }
 
 void Measurement::clear() {
   std::lock_guard lock(mutex_);
+  pending_.clear();
   applyLocked(Action::Clear, 0, false);
 }
 
@@ -44,14 +48,20 @@ bool Measurement::isRunning() const {
 
 bool Measurement::waitUntilFinished(std::int64_t timeout_ms) {
   std::unique_lock lock(mutex_);
-  const auto done = [&] { return !running_ || stream_ended_; };
-  if (remaining_ < 0 && pending_.action != Action::StartFor) return !running_;
+  // A group action still waiting for its block has not taken effect: a member that is stopped
+  // now but has a startFor() pending is not finished.
+  const auto finished = [&] { return pending_.empty() && !running_; };
+  const auto done = [&] { return finished() || stream_ended_; };
+  const bool start_for_pending =
+      std::any_of(pending_.begin(), pending_.end(),
+                  [](const PendingAction& p) { return p.action == Action::StartFor; });
+  if (remaining_ < 0 && !start_for_pending) return !running_;
   if (timeout_ms < 0) {
     finished_.wait(lock, done);
   } else if (!finished_.wait_for(lock, std::chrono::milliseconds(timeout_ms), done)) {
     return false;
   }
-  return !running_;
+  return finished();
 }
 
 timestamp_t Measurement::getCaptureDuration() const {
@@ -79,7 +89,6 @@ ResultSet Measurement::getResults() const {
 }
 
 void Measurement::applyLocked(Action action, timestamp_t duration, bool clear) {
-  pending_ = PendingAction{};
   switch (action) {
     case Action::None:
       break;
@@ -114,6 +123,9 @@ void Measurement::clearLocked() {
 
 void Measurement::streamStarting() {
   std::lock_guard lock(mutex_);
+  // Actions that waited for a block the last stream never reached take effect now.
+  for (const PendingAction& p : pending_) applyLocked(p.action, p.duration, p.clear);
+  pending_.clear();
   stream_ended_ = false;
   next_sequence_ = 0;
   in_overflow_ = false;
@@ -136,9 +148,12 @@ void Measurement::endCaptureLocked() {
 void Measurement::processBlock(const TagBlock& block) {
   std::lock_guard lock(mutex_);
   next_sequence_ = block.sequence + 1;
-  if (pending_.action != Action::None && pending_.at_sequence <= block.sequence) {
-    applyLocked(pending_.action, pending_.duration, pending_.clear);
+  std::size_t due = 0;
+  while (due < pending_.size() && pending_[due].at_sequence <= block.sequence) {
+    applyLocked(pending_[due].action, pending_[due].duration, pending_[due].clear);
+    ++due;
   }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(due));
   if (!running_) {
     trackOverflowWhileStopped(block);
     return;

@@ -118,17 +118,24 @@ Measurement& MeasurementGraph::add(Measurement& measurement) {
   return measurement;
 }
 
-std::future<Profile> MeasurementGraph::runAsync(timestamp_t duration_ps) {
-  return std::async(std::launch::async, [this, duration_ps] { return run(duration_ps); });
+// The stop flag is reset before the run is handed to another thread, so that a requestStop()
+// made right after runAsync() returns is not lost.
+Profile MeasurementGraph::run(timestamp_t duration_ps) {
+  stop_requested_.store(false, std::memory_order_relaxed);
+  return runStream(duration_ps);
 }
 
-Profile MeasurementGraph::run(timestamp_t duration_ps) {
+std::future<Profile> MeasurementGraph::runAsync(timestamp_t duration_ps) {
+  stop_requested_.store(false, std::memory_order_relaxed);
+  return std::async(std::launch::async, [this, duration_ps] { return runStream(duration_ps); });
+}
+
+Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
   if (measurements_.empty()) throw InvalidArgument("the graph has no measurements to run");
   if (duration_ps == 0 || duration_ps < -1) {
     throw InvalidArgument("run duration " + std::to_string(duration_ps) +
                           " ps is invalid (valid: > 0, or -1 for the whole stream)");
   }
-  stop_requested_.store(false, std::memory_order_relaxed);
   for (Measurement* measurement : measurements_) measurement->streamStarting();
 
   const int threads = options_.threads > 0 ? options_.threads : tbb::info::default_concurrency();
@@ -157,10 +164,14 @@ Profile MeasurementGraph::run(timestamp_t duration_ps) {
   std::uint64_t sequence = 0;
   auto last_progress = run_start;
 
-  auto produce = [&](tbb::flow_control& control) -> BlockRef {
+  // The input and limiter nodes pass plain pointers: the input node keeps a copy of the last
+  // item it handed out, and a counted reference kept there would hold that block (and its
+  // limiter token) until the next block is produced, which stalls the graph with one block in
+  // flight. The reference is taken after the limiter.
+  auto produce = [&](tbb::flow_control& control) -> PooledBlock* {
     if (ended || stop_requested_.load(std::memory_order_relaxed)) {
       control.stop();
-      return {};
+      return nullptr;
     }
     PooledBlock* block = pool.tryAcquire();
     if (block == nullptr) throw std::logic_error("block pool exhausted: back-pressure broken");
@@ -169,7 +180,7 @@ Profile MeasurementGraph::run(timestamp_t duration_ps) {
       pool.giveBack(block);
       ended = true;
       control.stop();
-      return {};
+      return nullptr;
     }
     checkBlockContract(block->buffer, next_begin, first, sequence);
     if (first) stream_start = block->buffer.begin_time;
@@ -190,7 +201,7 @@ Profile MeasurementGraph::run(timestamp_t duration_ps) {
                                  profile.stream_duration_ps,
                                  secondsBetween(run_start, last_progress)});
     }
-    return BlockRef(block);
+    return block;
   };
 
   struct StreamEndNotifier {
@@ -203,13 +214,16 @@ Profile MeasurementGraph::run(timestamp_t duration_ps) {
   tbb::task_arena arena(threads);
   arena.execute([&] {
     tbb::flow::graph graph;
-    tbb::flow::limiter_node<BlockRef, int> limiter(graph, options_.max_blocks_in_flight);
+    tbb::flow::limiter_node<PooledBlock*, int> limiter(graph, options_.max_blocks_in_flight);
     std::atomic<bool> accepting_releases{true};
     pool.setReleaseHook([&] {
       if (accepting_releases.load(std::memory_order_acquire)) limiter.decrementer().try_put(1);
     });
-    tbb::flow::input_node<BlockRef> input(graph, produce);
+    tbb::flow::input_node<PooledBlock*> input(graph, produce);
+    tbb::flow::function_node<PooledBlock*, BlockRef> publish(
+        graph, tbb::flow::unlimited, [](PooledBlock* block) { return BlockRef(block); });
     tbb::flow::make_edge(input, limiter);
+    tbb::flow::make_edge(limiter, publish);
 
     using Sequencer = tbb::flow::sequencer_node<BlockRef>;
     using Worker = tbb::flow::function_node<BlockRef, tbb::flow::continue_msg>;
@@ -229,7 +243,7 @@ Profile MeasurementGraph::run(timestamp_t duration_ps) {
             timer->latency(block->published);
             return tbb::flow::continue_msg();
           }));
-      tbb::flow::make_edge(limiter, *sequencers.back());
+      tbb::flow::make_edge(publish, *sequencers.back());
       tbb::flow::make_edge(*sequencers.back(), *workers.back());
     }
 

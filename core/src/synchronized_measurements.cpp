@@ -73,10 +73,10 @@ void SynchronizedMeasurements::schedule(Measurement::Action action, timestamp_t 
     first_unseen = std::max(first_unseen, member->next_sequence_);
   }
   for (Measurement* member : members_) {
-    if (member->next_sequence_ == first_unseen) {
+    if (member->next_sequence_ == first_unseen && member->pending_.empty()) {
       member->applyLocked(action, duration, clear);
     } else {
-      member->pending_ = Measurement::PendingAction{action, first_unseen, duration, clear};
+      member->pending_.push_back(Measurement::PendingAction{action, first_unseen, duration, clear});
     }
   }
 }

@@ -34,17 +34,21 @@ MemorySource::MemorySource(std::shared_ptr<const std::vector<Tag>> tags, std::si
   }
   const auto& all = *tags_;
   if (all.size() >= 0xFFFFFFFFull) throw InvalidArgument("memory source: more than 2^32-1 tags");
+  // Order first: the default interval ends after the last tag, so an unsorted vector would
+  // otherwise be reported as a tag outside the interval instead of naming the unsorted tag.
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    if (all[i].time < all[i - 1].time) {
+      throw DataError("memory source: tag " + std::to_string(i) + " at " +
+                      std::to_string(all[i].time) + " ps is earlier than tag " +
+                      std::to_string(i - 1) + " at " + std::to_string(all[i - 1].time) +
+                      " ps (tags must be sorted by time)");
+    }
+  }
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (all[i].time < begin_time_ || all[i].time >= end_time_) {
       throw DataError("memory source: tag " + std::to_string(i) + " at " +
                       std::to_string(all[i].time) + " ps lies outside [" +
                       std::to_string(begin_time_) + ", " + std::to_string(end_time_) + ") ps");
-    }
-    if (i > 0 && all[i].time < all[i - 1].time) {
-      throw DataError("memory source: tag " + std::to_string(i) + " at " +
-                      std::to_string(all[i].time) + " ps is earlier than tag " +
-                      std::to_string(i - 1) + " at " + std::to_string(all[i - 1].time) +
-                      " ps (tags must be sorted by time)");
     }
     if (all[i].type != TagType::TimeTag) special_.push_back(static_cast<std::uint32_t>(i));
   }

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "tagflow/core/parameters.hpp"
 #include "tagflow/core/result_set.hpp"
@@ -120,7 +121,9 @@ class Measurement {
   timestamp_t capture_duration_ = 0;
   std::uint64_t overflow_count_ = 0;
   std::uint64_t next_sequence_ = 0;
-  PendingAction pending_;
+  // Group actions (SynchronizedMeasurements) waiting for their block, oldest first: a member
+  // that lags behind may have several, and each must take effect at its own block.
+  std::vector<PendingAction> pending_;
 };
 
 }  // namespace tagflow

@@ -34,7 +34,7 @@ struct GraphOptions {
   std::size_t max_blocks_in_flight = 8;
   int threads = 0;                  // 0: one per core
   std::size_t max_trace_spans = 0;  // per node; 0 records no timeline
-  std::function<void(const Progress&)> progress;
+  std::function<void(const Progress&)> progress{};
   double progress_interval_s = 0.25;
 };
 
@@ -69,6 +69,8 @@ class MeasurementGraph {
   const GraphOptions& options() const { return options_; }
 
  private:
+  Profile runStream(timestamp_t duration_ps);
+
   Source& source_;
   GraphOptions options_;
   std::vector<Measurement*> measurements_;

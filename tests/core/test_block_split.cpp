@@ -1,0 +1,81 @@
+// blockSplitPoint and BlockBuffer's special-tag index, against brute-force definitions.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <vector>
+
+#include "tagflow/core/tag_block.hpp"
+
+using namespace tagflow;
+
+namespace {
+
+// The definition in tag_block.hpp, as a plain search: the largest count <= max_tags after
+// which time strictly increases; if there is none, the whole run of the first tag's time.
+std::size_t expectedSplit(const std::vector<Tag>& tags, std::size_t max_tags) {
+  if (tags.size() <= max_tags) return tags.size();
+  for (std::size_t count = max_tags; count > 0; --count) {
+    if (tags[count - 1].time < tags[count].time) return count;
+  }
+  std::size_t run = 0;
+  while (run < tags.size() && tags[run].time == tags[0].time) ++run;
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("blockSplitPoint never splits tags that share a time", "[block]") {
+  std::mt19937_64 random(42);
+  std::uniform_int_distribution<int> gap(0, 2);  // many equal times
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<Tag> tags;
+    timestamp_t time = 0;
+    const int n = 1 + trial % 40;
+    for (int i = 0; i < n; ++i) {
+      time += gap(random);
+      tags.push_back(makeTimeTag(1, time));
+    }
+    for (std::size_t max_tags = 1; max_tags <= 12; ++max_tags) {
+      const std::size_t split = blockSplitPoint(tags, max_tags);
+      INFO("trial " << trial << " max_tags " << max_tags);
+      REQUIRE(split == expectedSplit(tags, max_tags));
+      REQUIRE(split >= 1);
+      if (split < tags.size()) REQUIRE(tags[split - 1].time < tags[split].time);
+    }
+  }
+}
+
+TEST_CASE("blockSplitPoint returns a whole run of equal times longer than the limit", "[block]") {
+  std::vector<Tag> tags(10, makeTimeTag(1, 5));
+  tags.push_back(makeTimeTag(1, 6));
+  CHECK(blockSplitPoint(tags, 3) == 10);
+  CHECK(blockSplitPoint(tags, 10) == 10);
+  CHECK(blockSplitPoint(tags, 11) == 11);
+  CHECK(blockSplitPoint(std::vector<Tag>{}, 4) == 0);
+}
+
+TEST_CASE("BlockBuffer indexes exactly the special tags", "[block]") {
+  BlockBuffer buffer;
+  buffer.storage = {makeTimeTag(1, 1),
+                    Tag{TagType::OverflowBegin, 0, 0, 0, 2},
+                    makeTimeTag(2, 3),
+                    Tag{TagType::MissedEvents, 0, 9, 1, 4},
+                    Tag{TagType::OverflowEnd, 0, 0, 0, 4},
+                    makeTimeTag(1, 5),
+                    Tag{TagType::Error, 0, 0, 0, 6}};
+  buffer.begin_time = 0;
+  buffer.end_time = 10;
+  buffer.publishStorage();
+  REQUIRE(buffer.tags.size() == 7);
+  REQUIRE(buffer.tags.data() == buffer.storage.data());
+  CHECK(buffer.special == std::vector<std::uint32_t>{1, 3, 4, 6});
+  const TagBlock view = buffer.view(17);
+  CHECK(view.sequence == 17);
+  CHECK(view.begin_time == 0);
+  CHECK(view.end_time == 10);
+  CHECK(view.special.size() == 4);
+
+  buffer.storage = {makeTimeTag(1, 1)};
+  buffer.publishStorage();
+  CHECK(buffer.special.empty());
+}

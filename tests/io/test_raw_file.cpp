@@ -1,0 +1,163 @@
+// Raw tag files: RawFileWriter then RawFileSource gives back the same tags as tiling blocks
+// that start at the first tag; corrupt files are named by index and byte offset.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <span>
+
+#include "support/drain.hpp"
+#include "support/generators.hpp"
+#include "support/reference.hpp"
+#include "support/temp_dir.hpp"
+#include "tagflow/core/error.hpp"
+#include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/raw_file.hpp"
+#include "tagflow/measurements/countrate.hpp"
+
+using namespace tagflow;
+using namespace tagflow::test;
+using Catch::Contains;
+
+namespace {
+
+void writeFile(const std::string& path, const std::vector<Tag>& tags, std::size_t chunk) {
+  RawFileWriter writer(path);
+  for (std::size_t i = 0; i < tags.size(); i += chunk) {
+    writer.write(std::span<const Tag>(tags).subspan(i, std::min(chunk, tags.size() - i)));
+  }
+  CHECK(writer.bytesWritten() == tags.size() * sizeof(Tag));
+  writer.close();
+}
+
+}  // namespace
+
+TEST_CASE("A raw file round trip gives back the same tags", "[raw_file]") {
+  // More tags than the reader's look-ahead (64k), with special tags and equal times.
+  auto tags = randomTags(31, {1, 2, -2, 5}, 7'000'000, 7'000'000 + 150'000 * 100, 400);
+  tags = withOverflow(tags, 9'000'000, 9'500'000);
+  for (std::size_t i = 100; i < 110; ++i) tags[i].time = tags[99].time;
+  REQUIRE(tags.size() > 140'000);
+  TempDir dir;
+  const std::string path = dir.file("tags.raw");
+  writeFile(path, tags, 10'007);
+  CHECK(std::filesystem::file_size(path) == tags.size() * 16);
+
+  const std::size_t block_size = GENERATE(1, 3, 4096, std::size_t{1} << 20);
+  RawFileSource source(path, block_size);
+  CHECK(source.tagCount() == tags.size());
+  CHECK(source.maxBlockTags() == block_size);
+  const DrainedStream stream = drain(source);
+  INFO("block_size " << block_size);
+  requireWellFormed(stream);
+  CHECK(stream.tags == tags);
+  CHECK(stream.begin() == tags.front().time);
+  CHECK(stream.end() == tags.back().time + 1);
+  for (const auto& block : stream.blocks) {
+    REQUIRE_FALSE(block.tags.empty());
+    if (block.tags.size() > block_size) {
+      REQUIRE(block.tags.front().time == block.tags.back().time);
+    }
+  }
+  BlockBuffer after;
+  CHECK_FALSE(source.next(after));
+}
+
+TEST_CASE("A raw file drives a graph like any source", "[raw_file]") {
+  const auto tags = randomTags(5, {1, 2}, 1'000, 20'000'000, 2'000);
+  TempDir dir;
+  writeFile(dir.file("t.raw"), tags, tags.size());
+  RawFileSource source(dir.file("t.raw"), 256);
+  Countrate countrate("rate", {1, 2});
+  MeasurementGraph graph(source, GraphOptions{.threads = 2});
+  graph.add(countrate);
+  const Profile profile = graph.run();
+  CHECK(profile.tags == tags.size());
+  CHECK(countrate.getCaptureDuration() == tags.back().time + 1 - tags.front().time);
+  CHECK(countrate.getCountsTotal() ==
+        std::vector<std::int64_t>{
+            static_cast<std::int64_t>(countTimeTags(tags, 1, 0, tags.back().time + 1)),
+            static_cast<std::int64_t>(countTimeTags(tags, 2, 0, tags.back().time + 1))});
+  CHECK_THAT(source.describe(), Contains("t.raw"));
+}
+
+TEST_CASE("An empty raw file is an empty stream", "[raw_file]") {
+  TempDir dir;
+  writeFile(dir.file("empty.raw"), {}, 1);
+  RawFileSource source(dir.file("empty.raw"), 16);
+  CHECK(source.tagCount() == 0);
+  BlockBuffer buffer;
+  CHECK_FALSE(source.next(buffer));
+}
+
+TEST_CASE("RawFileSource names the first unsorted tag by index and byte offset", "[raw_file]") {
+  TempDir dir;
+  SECTION("near the start") {
+    std::vector<Tag> tags{makeTimeTag(1, 10), makeTimeTag(1, 20), makeTimeTag(1, 30),
+                          makeTimeTag(1, 40), makeTimeTag(1, 50), makeTimeTag(1, 45)};
+    writeFile(dir.file("bad.raw"), tags, 100);
+    RawFileSource source(dir.file("bad.raw"), 2);
+    REQUIRE_THROWS_AS(drain(source), DataError);
+    RawFileSource again(dir.file("bad.raw"), 2);
+    REQUIRE_THROWS_WITH(drain(again), Contains("tag 5") && Contains("byte offset 80") &&
+                                          Contains("45 ps") && Contains("50 ps"));
+  }
+  SECTION("beyond the first look-ahead buffer") {
+    auto tags = randomTags(2, {1}, 0, 100'000'000, 1000);
+    REQUIRE(tags.size() > 70'001);
+    tags[70'000].time = tags[69'999].time - 1;
+    writeFile(dir.file("bad.raw"), tags, 4096);
+    RawFileSource source(dir.file("bad.raw"), 1000);
+    REQUIRE_THROWS_WITH(drain(source), Contains("tag 70000") && Contains("byte offset 1120000") &&
+                                           Contains("bad.raw"));
+  }
+}
+
+TEST_CASE("RawFileSource rejects corrupt files and bad arguments, naming them", "[raw_file]") {
+  TempDir dir;
+  const std::vector<Tag> tags{makeTimeTag(1, 10), makeTimeTag(1, 20), makeTimeTag(1, 30)};
+  SECTION("unsorted, message names the index") {
+    const std::vector<Tag> unsorted{makeTimeTag(1, 10), makeTimeTag(1, 30), makeTimeTag(1, 20)};
+    writeFile(dir.file("u.raw"), unsorted, 3);
+    RawFileSource source(dir.file("u.raw"), 8);
+    REQUIRE_THROWS_WITH(drain(source),
+                        Contains("tag 2") && Contains("byte offset 32") && Contains("20 ps"));
+  }
+  SECTION("a size that is not a multiple of 16") {
+    std::vector<unsigned char> bytes(3 * 16 + 5, 0);
+    dir.writeBytes("short.raw", bytes.data(), bytes.size());
+    REQUIRE_THROWS_AS(RawFileSource(dir.file("short.raw"), 8), DataError);
+    REQUIRE_THROWS_WITH(RawFileSource(dir.file("short.raw"), 8),
+                        Contains("53 bytes") && Contains("byte offset 48"));
+  }
+  SECTION("an unknown tag type") {
+    std::vector<Tag> bad = tags;
+    bad[1].type = static_cast<TagType>(9);
+    writeFile(dir.file("type.raw"), bad, 3);
+    RawFileSource source(dir.file("type.raw"), 8);
+    REQUIRE_THROWS_WITH(drain(source), Contains("type 9") && Contains("tag 1"));
+  }
+  SECTION("a missing file") {
+    REQUIRE_THROWS_AS(RawFileSource(dir.file("nope.raw"), 8), IoError);
+    REQUIRE_THROWS_WITH(RawFileSource(dir.file("nope.raw"), 8), Contains("nope.raw"));
+  }
+  SECTION("a directory") {
+    REQUIRE_THROWS_AS(RawFileSource(dir.path().string(), 8), IoError);
+  }
+  SECTION("a bad block size") {
+    writeFile(dir.file("ok.raw"), tags, 3);
+    REQUIRE_THROWS_AS(RawFileSource(dir.file("ok.raw"), 0), InvalidArgument);
+    REQUIRE_THROWS_WITH(RawFileSource(dir.file("ok.raw"), 0), Contains("block_size 0"));
+  }
+  SECTION("a writer into a missing folder") {
+    REQUIRE_THROWS_AS(RawFileWriter(dir.file("missing/out.raw")), IoError);
+    REQUIRE_THROWS_WITH(RawFileWriter(dir.file("missing/out.raw")), Contains("missing/out.raw"));
+  }
+  SECTION("writing after close") {
+    RawFileWriter writer(dir.file("closed.raw"));
+    writer.close();
+    writer.close();  // closing twice is harmless
+    REQUIRE_THROWS_AS(writer.write(tags), IoError);
+  }
+}

@@ -1,0 +1,231 @@
+// SyntheticSource: a deterministic stream for a seed and config, independent of block size;
+// blocks obey the contract and the size and duration limits; channel kinds have the
+// configured statistics; bad configs are rejected naming the bad value.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "support/drain.hpp"
+#include "support/reference.hpp"
+#include "tagflow/core/error.hpp"
+#include "tagflow/io/synthetic_source.hpp"
+
+using namespace tagflow;
+using namespace tagflow::test;
+using Catch::Contains;
+
+namespace {
+
+SyntheticConfig mixed(std::size_t block_size, timestamp_t max_block_duration_ps) {
+  SyntheticConfig config;
+  config.channels = {SyntheticChannel::poisson(1, 2e6), SyntheticChannel::clock(2, 1e6, 20),
+                     SyntheticChannel::partner(3, 1, 500, 30, 0.7),
+                     SyntheticChannel::poisson(4, 3e5)};
+  config.seed = 12;
+  config.block_size = block_size;
+  config.max_block_duration_ps = max_block_duration_ps;
+  config.duration_ps = 5'000'000'000;  // 5 ms, ~20k tags
+  config.start_time_ps = 1'000'000'000;
+  return config;
+}
+
+std::vector<timestamp_t> timesOf(const std::vector<Tag>& tags, channel_t channel) {
+  std::vector<timestamp_t> times;
+  for (const Tag& tag : tags) {
+    if (tag.channel == channel && tag.type == TagType::TimeTag) times.push_back(tag.time);
+  }
+  return times;
+}
+
+}  // namespace
+
+TEST_CASE("SyntheticSource is deterministic and independent of the block size", "[synthetic]") {
+  SyntheticSource reference_source(mixed(16384, 20'000'000'000));
+  const DrainedStream reference = drain(reference_source);
+  requireWellFormed(reference);
+  REQUIRE(reference.tags.size() > 15'000);
+
+  const std::size_t block_size = GENERATE(1, 7, 1000, std::size_t{1} << 20);
+  const timestamp_t max_duration = GENERATE(timestamp_t{100'000}, timestamp_t{20'000'000'000});
+  SyntheticSource source(mixed(block_size, max_duration));
+  const DrainedStream stream = drain(source);
+  INFO("block_size " << block_size << ", max_block_duration_ps " << max_duration);
+  requireWellFormed(stream);
+  CHECK(stream.tags == reference.tags);
+  CHECK(stream.begin() == 1'000'000'000);
+  CHECK(stream.end() == 6'000'000'000);
+  for (const auto& block : stream.blocks) {
+    CHECK(block.end - block.begin <= max_duration);
+    if (block.tags.size() > block_size) {
+      // Only a run of tags sharing one time may exceed the limit.
+      CHECK(block.tags.front().time == block.tags.back().time);
+    }
+  }
+  for (const Tag& tag : stream.tags) {
+    REQUIRE(tag.time >= 1'000'000'000);
+    REQUIRE(tag.time < 6'000'000'000);
+  }
+}
+
+TEST_CASE("SyntheticSource differs for different seeds", "[synthetic]") {
+  auto config = mixed(4096, 20'000'000'000);
+  SyntheticSource a(config);
+  config.seed = 13;
+  SyntheticSource b(config);
+  CHECK(drain(a).tags != drain(b).tags);
+}
+
+TEST_CASE("Poisson channels have the configured rate and exponential gaps", "[synthetic]") {
+  SyntheticConfig config;
+  config.channels = {SyntheticChannel::poisson(1, 5e6)};
+  config.duration_ps = 10'000'000'000;  // expect 50000 tags
+  SyntheticSource source(config);
+  const auto times = timesOf(drain(source).tags, 1);
+  const double n = static_cast<double>(times.size());
+  CHECK(std::abs(n - 50'000) < 5 * std::sqrt(50'000.0));
+  double sum = 0, sum2 = 0;
+  for (std::size_t i = 1; i < times.size(); ++i) {
+    const double gap = static_cast<double>(times[i] - times[i - 1]);
+    sum += gap;
+    sum2 += gap * gap;
+  }
+  const double mean = sum / (n - 1);
+  const double sd = std::sqrt(sum2 / (n - 1) - mean * mean);
+  CHECK(mean == Approx(200'000).epsilon(0.03));
+  CHECK(sd / mean == Approx(1.0).epsilon(0.05));  // exponential: sd == mean
+}
+
+TEST_CASE("A clock without jitter ticks at k times the period", "[synthetic]") {
+  SyntheticConfig config;
+  config.channels = {SyntheticChannel::clock(1, 3e6)};  // period 333333.33 ps
+  config.duration_ps = 1'000'000'000;
+  config.start_time_ps = 5'000;
+  config.block_size = 97;
+  SyntheticSource source(config);
+  const auto times = timesOf(drain(source).tags, 1);
+  REQUIRE(times.size() == 3000);
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    const double ideal = 5'000 + static_cast<double>(k) * 1e12 / 3e6;
+    REQUIRE(std::abs(static_cast<double>(times[k]) - ideal) <= 1.0);
+  }
+}
+
+TEST_CASE("Clock jitter is Gaussian with the configured sigma, truncated at 6 sigma",
+          "[synthetic]") {
+  SyntheticConfig config;
+  config.channels = {SyntheticChannel::clock(1, 1e7, 50)};  // period 100000 ps
+  config.duration_ps = 2'000'000'000;
+  SyntheticSource source(config);
+  const DrainedStream stream = drain(source);
+  requireWellFormed(stream);
+  auto times = timesOf(stream.tags, 1);
+  std::sort(times.begin(), times.end());
+  REQUIRE(times.size() >= 19'990);
+  double sum2 = 0;
+  double worst = 0;
+  for (const timestamp_t time : times) {
+    const double deviation = static_cast<double>(time - (time + 50'000) / 100'000 * 100'000);
+    sum2 += deviation * deviation;
+    worst = std::max(worst, std::abs(deviation));
+  }
+  CHECK(std::sqrt(sum2 / static_cast<double>(times.size())) == Approx(50).epsilon(0.05));
+  CHECK(worst <= 6 * 50 + 1);
+}
+
+TEST_CASE("A partner echoes its parent after the delay with the given probability", "[synthetic]") {
+  SyntheticConfig config;
+  config.channels = {SyntheticChannel::poisson(1, 2e6), SyntheticChannel::partner(2, 1, 1000),
+                     SyntheticChannel::partner(3, 1, -5000, 0, 0.3)};
+  config.duration_ps = 5'000'000'000;
+  config.block_size = 333;
+  SyntheticSource source(config);
+  const DrainedStream stream = drain(source);
+  requireWellFormed(stream);
+  const auto parent = timesOf(stream.tags, 1);
+  const auto echo = timesOf(stream.tags, 2);
+  const auto rare = timesOf(stream.tags, 3);
+  const std::set<timestamp_t> parent_set(parent.begin(), parent.end());
+  // Probability 1, no jitter: every parent tag whose echo lands in the stream has one.
+  std::vector<timestamp_t> expected_echo;
+  for (timestamp_t t : parent) {
+    if (t + 1000 < 5'000'000'000) expected_echo.push_back(t + 1000);
+  }
+  CHECK(echo == expected_echo);
+  // A parent after the stream's end may still have its early echo inside the stream.
+  for (timestamp_t t : rare)
+    REQUIRE((parent_set.count(t + 5000) == 1 || t + 5000 >= 5'000'000'000));
+  // Binomial: 0.3 of the parent tags (those whose echo is not before the start).
+  const double n = static_cast<double>(parent.size());
+  CHECK(std::abs(static_cast<double>(rare.size()) - 0.3 * n) < 5 * std::sqrt(n * 0.3 * 0.7));
+}
+
+TEST_CASE("Quiet stretches give empty blocks that still advance time", "[synthetic]") {
+  SyntheticConfig config;
+  config.channels = {SyntheticChannel::poisson(1, 1e5)};  // 10 us apart on average
+  config.duration_ps = 500'000'000;
+  config.max_block_duration_ps = 1'000'000;
+  SyntheticSource source(config);
+  const DrainedStream stream = drain(source);
+  requireWellFormed(stream);
+  CHECK(stream.emptyBlocks() > stream.blocks.size() / 2);
+  CHECK(stream.end() == 500'000'000);
+}
+
+TEST_CASE("An endless synthetic stream keeps producing blocks", "[synthetic]") {
+  SyntheticConfig config;
+  config.channels = {SyntheticChannel::poisson(1, 1e7)};
+  config.block_size = 100;
+  SyntheticSource source(config);
+  const DrainedStream stream = drain(source, 500);
+  requireWellFormed(stream);
+  CHECK(stream.blocks.size() == 500);
+  CHECK(stream.tags.size() == 50'000);
+  CHECK_THAT(source.describe(), Contains("seed=1") && Contains("poisson"));
+}
+
+TEST_CASE("Invalid synthetic configs are rejected, naming the bad value", "[synthetic]") {
+  const auto base = [] {
+    SyntheticConfig config;
+    config.channels = {SyntheticChannel::poisson(1, 1e6), SyntheticChannel::clock(2, 1e6)};
+    config.duration_ps = 1'000'000'000;
+    return config;
+  };
+  const auto rejects = [&](const std::function<void(SyntheticConfig&)>& change,
+                           const std::string& text) {
+    SyntheticConfig config = base();
+    change(config);
+    INFO("expecting: " << text);
+    REQUIRE_THROWS_AS(SyntheticSource(config), InvalidArgument);
+    REQUIRE_THROWS_WITH(config.validate(), Contains(text));
+  };
+  CHECK_NOTHROW(base().validate());
+  rejects([](auto& c) { c.channels.clear(); }, "channels must not be empty");
+  rejects([](auto& c) { c.block_size = 0; }, "block_size 0");
+  rejects([](auto& c) { c.max_block_duration_ps = -3; }, "max_block_duration_ps -3");
+  rejects([](auto& c) { c.duration_ps = 0; }, "duration_ps 0");
+  rejects([](auto& c) { c.duration_ps = -2; }, "duration_ps -2");
+  rejects([](auto& c) { c.channels[0].rate_hz = -5; }, "rate -5");
+  rejects([](auto& c) { c.channels[1].frequency_hz = 0; }, "frequency 0");
+  rejects([](auto& c) { c.channels[1].jitter_ps = -1; }, "jitter_ps -1");
+  rejects([](auto& c) { c.channels[1].channel = 1; }, "duplicate channel 1");
+  rejects([](auto& c) { c.channels[0].channel = CHANNEL_UNUSED; }, "CHANNEL_UNUSED");
+  rejects([](auto& c) { c.channels.push_back(SyntheticChannel::partner(3, 9, 0)); },
+          "partner_of 9");
+  rejects([](auto& c) { c.channels.push_back(SyntheticChannel::partner(3, 1, 0, 0, 1.5)); },
+          "probability 1.5");
+  rejects([](auto& c) { c.channels.push_back(SyntheticChannel::partner(3, 1, 2'000'000'000'000)); },
+          "delay 2000000000000");
+  rejects([](auto& c) { c.overflows = {{500, 400}}; }, "[500, 400)");
+  rejects([](auto& c) { c.overflows = {{100, 400}, {300, 500}}; }, "overflow #1 [300, 500)");
+  rejects([](auto& c) { c.overflows = {{100, 1'000'000'000}}; }, "not before the stream end");
+  rejects(
+      [](auto& c) {
+        c.start_time_ps = 1000;
+        c.overflows = {{500, 600}};
+      },
+      "begin >= 1000");
+}

@@ -1,0 +1,105 @@
+// Counter's ring of n_values bins (spec 3.1): rolling order (newest last, unfilled padded at
+// the front), sweep order (write position wrapping to 0), and overwrite of old bins.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <memory>
+
+#include "support/reference.hpp"
+#include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/memory_source.hpp"
+#include "tagflow/measurements/counter.hpp"
+
+using namespace tagflow;
+using namespace tagflow::test;
+
+namespace {
+
+constexpr timestamp_t kBinwidth = 1000;
+
+// Bin k holds k + 1 tags on channel 1 and k % 3 on channel 2, so a count names its bin.
+// The stream ends half-way into bin `completed`, which holds a few tags too.
+std::vector<Tag> labelledBins(std::uint64_t completed) {
+  std::vector<Tag> tags;
+  for (std::uint64_t k = 0; k <= completed; ++k) {
+    const timestamp_t begin = static_cast<timestamp_t>(k) * kBinwidth;
+    for (std::uint64_t i = 0; i < k + 1; ++i) tags.push_back(makeTimeTag(1, begin + 2 * i));
+    for (std::uint64_t i = 0; i < k % 3; ++i) tags.push_back(makeTimeTag(2, begin + 400 + i));
+  }
+  return tags;
+}
+
+struct RingRun {
+  std::unique_ptr<Counter> counter;
+  CounterReference ref;
+};
+
+RingRun runRing(std::uint64_t completed, std::size_t n_values, std::size_t block_size) {
+  const auto tags = std::make_shared<const std::vector<Tag>>(labelledBins(completed));
+  const timestamp_t end = static_cast<timestamp_t>(completed) * kBinwidth + kBinwidth / 2;
+  MemorySource source(tags, block_size, 0, end);
+  RingRun run{std::make_unique<Counter>("counter", std::vector<channel_t>{1, 2}, kBinwidth,
+                                        static_cast<std::int64_t>(n_values)),
+              counterReference(*tags, {1, 2}, 0, end, kBinwidth, n_values)};
+  MeasurementGraph graph(source, GraphOptions{.threads = 1});
+  graph.add(*run.counter);
+  graph.run();
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("Counter ring order matches the reference for every fill level", "[counter][ring]") {
+  const std::size_t n_values = GENERATE(1, 3, 5, 8);
+  const std::uint64_t completed = GENERATE(0, 2, 5, 8, 13, 40);
+  const std::size_t block_size = GENERATE(1, 5, 1000);
+  INFO("n_values " << n_values << ", completed " << completed << ", block_size " << block_size);
+  const RingRun run = runRing(completed, n_values, block_size);
+  REQUIRE(run.counter->getBinsCompleted() == completed);
+  for (bool rolling : {true, false}) {
+    INFO("rolling " << rolling);
+    CHECK(run.counter->getData(rolling) == run.ref.data(rolling));
+    CHECK(sameValues(run.counter->getDataNormalized(rolling), run.ref.normalized(rolling), 1e-12));
+  }
+  CHECK(run.counter->getDataTotalCounts() == run.ref.totals);
+}
+
+TEST_CASE("Counter ring order, spelled out for a wrapped ring", "[counter][ring]") {
+  // n_values 3, 5 bins completed: bins 2, 3, 4 survive (channel-1 counts 3, 4, 5).
+  const RingRun run = runRing(5, 3, 4);
+  // Rolling: oldest to newest.
+  CHECK(run.counter->getData(true) == std::vector<std::int64_t>{3, 4, 5, 2, 0, 1});
+  // Sweep: bin k sits at k % 3 (bin 3 at 0, bin 4 at 1, bin 2 at 2).
+  CHECK(run.counter->getData(false) == std::vector<std::int64_t>{4, 5, 3, 0, 1, 2});
+  // Totals: every bin 0..4 plus the integrating bin 5 (6 tags on channel 1, 2 on channel 2; 21 and
+  // 6 in all).
+  CHECK(run.counter->getDataTotalCounts() == std::vector<std::uint64_t>{21, 6});
+}
+
+TEST_CASE("Counter ring order, spelled out for a partly filled ring", "[counter][ring]") {
+  const RingRun run = runRing(2, 5, 1000);
+  CHECK(run.counter->getData(true) == std::vector<std::int64_t>{0, 0, 0, 1, 2, 0, 0, 0, 0, 1});
+  CHECK(run.counter->getData(false) == std::vector<std::int64_t>{1, 2, 0, 0, 0, 0, 1, 0, 0, 0});
+  const auto normalized = run.counter->getDataNormalized(true);
+  for (int column : {0, 1, 2, 5, 6, 7}) CHECK(std::isnan(normalized[column]));
+  CHECK(normalized[4] == Approx(2e9));
+}
+
+TEST_CASE("A silent stretch longer than the ring leaves only zero bins", "[counter][ring]") {
+  // Tags in bins 0..4, then silence for 50 bins, then one tag; one block spans the silence.
+  std::vector<Tag> tags;
+  for (timestamp_t k = 0; k < 5; ++k) tags.push_back(makeTimeTag(1, k * kBinwidth + 10));
+  tags.push_back(makeTimeTag(1, 55 * kBinwidth + 10));
+  const auto shared = std::make_shared<const std::vector<Tag>>(tags);
+  MemorySource source(shared, 100, 0, 56 * kBinwidth + 500);
+  Counter counter("counter", {1}, kBinwidth, 7);
+  MeasurementGraph graph(source);
+  graph.add(counter);
+  graph.run();
+  CHECK(counter.getBinsCompleted() == 56);
+  const auto ref = counterReference(tags, {1}, 0, 56 * kBinwidth + 500, kBinwidth, 7);
+  CHECK(counter.getData(true) == ref.data(true));
+  CHECK(counter.getData(false) == ref.data(false));
+  CHECK(counter.getData(true) == std::vector<std::int64_t>{0, 0, 0, 0, 0, 0, 1});
+  CHECK(counter.getDataTotalCounts() == std::vector<std::uint64_t>{6});
+}
