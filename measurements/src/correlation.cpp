@@ -33,7 +33,10 @@ Correlation::Correlation(std::string name, channel_t channel_1, channel_t channe
       binwidth_(binwidth),
       n_bins_(static_cast<std::size_t>(n_bins)) {
   const std::string who = "Correlation '" + this->name() + "'";
-  if (channel_1 == CHANNEL_UNUSED) throw InvalidArgument(who + ": channel_1 must be a channel");
+  if (channel_1 == CHANNEL_UNUSED) {
+    throw InvalidArgument(who + ": channel_1 is CHANNEL_UNUSED (" + std::to_string(CHANNEL_UNUSED) +
+                          "); it must name a channel");
+  }
   if (binwidth <= 0 || binwidth > kMaxWindow) {
     throw InvalidArgument(who + ": binwidth " + std::to_string(binwidth) +
                           " ps is invalid (valid: 1.." + std::to_string(kMaxWindow) + ")");
@@ -101,6 +104,9 @@ void Correlation::pairCrossUpTo(timestamp_t limit) {
     }
   }
   pending_1_.dropFront(done);
+  // Every held-back event is at or after `limit`: older channel_2 events can never pair again
+  // (without this, a silent channel_1 would let them pile up).
+  window_2_.dropBefore(limit - highest_ + 1);
 }
 
 void Correlation::pairAutoUpTo(timestamp_t limit) {

@@ -53,7 +53,9 @@ void checkGate(const std::string& who, const std::string& key,
                const std::optional<ChannelGate>& gate) {
   if (!gate) return;
   if (gate->open_channel == CHANNEL_UNUSED || gate->close_channel == CHANNEL_UNUSED) {
-    throw InvalidArgument(who + ": " + key + " needs an open and a close channel");
+    throw InvalidArgument(who + ": " + key + " channels " + std::to_string(gate->open_channel) +
+                          ", " + std::to_string(gate->close_channel) +
+                          " include CHANNEL_UNUSED; it needs an open and a close channel");
   }
   if (gate->open_channel == gate->close_channel) {
     throw InvalidArgument(who + ": " + key + " opens and closes on the same channel " +

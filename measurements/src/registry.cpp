@@ -30,8 +30,8 @@ std::optional<ChannelGate> gateFrom(const Parameters& parameters, std::string_vi
   if (!parameters.contains(key)) return std::nullopt;
   const auto values = parameters.getIntList(key);
   if (values.size() != 2 && values.size() != 3) {
-    throw InvalidArgument("key '" + std::string(key) +
-                          "' must be [open_channel, close_channel] or [open_channel, "
+    throw InvalidArgument("key '" + std::string(key) + "' has " + std::to_string(values.size()) +
+                          " values; it must be [open_channel, close_channel] or [open_channel, "
                           "close_channel, initially_open (0 or 1)]");
   }
   return ChannelGate{checkedChannel(values[0], key), checkedChannel(values[1], key),

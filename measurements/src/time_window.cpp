@@ -14,7 +14,8 @@ timestamp_t* TimeWindow::reserveFor(std::size_t count) {
     } else {
       const std::size_t capacity = std::max<std::size_t>(2 * (kept + count), 1024);
       auto grown = std::make_unique<timestamp_t[]>(capacity);
-      std::memcpy(grown.get(), data_.get() + head_, kept * sizeof(timestamp_t));
+      // memcpy from the null pointer of a window never grown is undefined, even for 0 bytes.
+      if (kept > 0) std::memcpy(grown.get(), data_.get() + head_, kept * sizeof(timestamp_t));
       data_ = std::move(grown);
       capacity_ = capacity;
     }
