@@ -197,27 +197,40 @@ void HistogramLogBins::accrue(timestamp_t time) {
 void HistogramLogBins::handleClick(timestamp_t time) {
   if (!click_gate_.open || time < accumulate_from_) return;
   ++n_click_;
+  pairClicks(std::span<const timestamp_t>(&time, 1), counts_.data());
   starts_.dropBefore(time - span_ + 1);
-  const bool via_double = span_ < kExactDoubleLimit;
-  if (via_double && at_most_two_edges_) {
-    countPairs<true, true>(time);
-  } else if (via_double) {
-    countPairs<true, false>(time);
+}
+
+void HistogramLogBins::pairClicks(std::span<const timestamp_t> clicks,
+                                  std::uint64_t* counts) const {
+  if (span_ < kExactDoubleLimit && at_most_two_edges_) {
+    pairClicksWith<true, true>(clicks, counts);
+  } else if (span_ < kExactDoubleLimit) {
+    pairClicksWith<true, false>(clicks, counts);
   } else {
-    countPairs<false, false>(time);
+    pairClicksWith<false, false>(clicks, counts);
   }
 }
 
 template <bool kViaDouble, bool kAtMostTwoEdges>
-void HistogramLogBins::countPairs(timestamp_t time) {
-  // Starts later than the click may already be in the window: they end the loop.
-  const timestamp_t latest_start = time - edges_.front();
+void HistogramLogBins::pairClicksWith(std::span<const timestamp_t> clicks,
+                                      std::uint64_t* counts) const {
+  if (clicks.empty()) return;
+  const auto starts = starts_.times();
   const BinLookup<kViaDouble, kAtMostTwoEdges> bin_of{first_bin_.data(), padded_edges_.data(),
                                                       sub_bits_};
-  std::uint64_t* const counts = counts_.data();
-  for (timestamp_t start : starts_.times()) {
-    if (start > latest_start) break;
-    ++counts[bin_of(time - start)];
+  // starts[first, last) lie within the span before the current click; both ends only move
+  // forward, as the clicks are time-ordered.
+  std::size_t first = static_cast<std::size_t>(
+      std::lower_bound(starts.begin(), starts.end(), clicks.front() - span_ + 1) - starts.begin());
+  std::size_t last = first;
+  for (const timestamp_t click : clicks) {
+    const timestamp_t oldest = click - span_ + 1;
+    const timestamp_t latest = click - edges_.front();  // later starts are too close or after
+    while (first < starts.size() && starts[first] < oldest) ++first;
+    last = std::max(last, first);
+    while (last < starts.size() && starts[last] <= latest) ++last;
+    for (std::size_t j = first; j < last; ++j) ++counts[bin_of(click - starts[j])];
   }
 }
 
@@ -240,7 +253,12 @@ void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {
   for (std::size_t i = first_new_start; i < starts_.size(); ++i) {
     n_start_ += starts_[i] >= accumulate_from_;
   }
-  for (timestamp_t click : clicks_.times()) handleClick(click);
+  auto clicks = clicks_.times();
+  clicks = clicks.subspan(static_cast<std::size_t>(
+      std::lower_bound(clicks.begin(), clicks.end(), accumulate_from_) - clicks.begin()));
+  n_click_ += clicks.size();
+  pairClicks(clicks, counts_.data());
+  if (!clicks.empty()) starts_.dropBefore(clicks.back() - span_ + 1);
 }
 
 void HistogramLogBins::processGated(std::span<const Tag> tags) {

@@ -72,8 +72,11 @@ class HistogramLogBins : public Measurement {
   void restartExposure(timestamp_t from);
   void accrue(timestamp_t time);
   void handleClick(timestamp_t time);
+  // Adds the pairs of `clicks` (time-ordered, all to be counted) with the starts in the window
+  // to `counts`.
+  void pairClicks(std::span<const timestamp_t> clicks, std::uint64_t* counts) const;
   template <bool kViaDouble, bool kAtMostTwoEdges>
-  void countPairs(timestamp_t time);
+  void pairClicksWith(std::span<const timestamp_t> clicks, std::uint64_t* counts) const;
   void processGated(std::span<const Tag> tags);
   std::vector<double> densityLocked() const;
   std::vector<double> g2Locked() const;
