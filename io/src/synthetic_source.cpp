@@ -14,28 +14,6 @@ namespace {
 constexpr double kExpectedTagsPerWindow = 8192;
 constexpr double kTruncationSigmas = 6;
 
-int typeRank(TagType type) {
-  switch (type) {
-    case TagType::OverflowBegin:
-      return 0;
-    case TagType::Error:
-      return 1;
-    case TagType::MissedEvents:
-      return 2;
-    case TagType::OverflowEnd:
-      return 3;
-    case TagType::TimeTag:
-      return 4;
-  }
-  return 5;
-}
-
-bool streamOrder(const Tag& a, const Tag& b) {
-  if (a.time != b.time) return a.time < b.time;
-  if (a.type != b.type) return typeRank(a.type) < typeRank(b.type);
-  return a.channel < b.channel;
-}
-
 std::string channelWhere(std::size_t index, const SyntheticChannel& channel) {
   return "synthetic channel #" + std::to_string(index) + " (channel " +
          std::to_string(channel.channel) + ")";
@@ -310,7 +288,7 @@ void SyntheticSource::mergeChannelsBefore(timestamp_t window_end) {
       std::merge(
           begin + static_cast<std::ptrdiff_t>(left), begin + static_cast<std::ptrdiff_t>(middle),
           begin + static_cast<std::ptrdiff_t>(middle), begin + static_cast<std::ptrdiff_t>(right),
-          merge_output_.begin() + static_cast<std::ptrdiff_t>(left), streamOrder);
+          merge_output_.begin() + static_cast<std::ptrdiff_t>(left), canonicalTagOrder);
       merged.push_back(right);
     }
     std::swap(merge_input_, merge_output_);
@@ -331,7 +309,8 @@ void SyntheticSource::generateWindow() {
   mergeChannelsBefore(window_end);
   finalised_until_ = window_end;
   if (applyOverflows(first_new, window_begin, window_end)) {
-    std::sort(ready_.begin() + static_cast<std::ptrdiff_t>(first_new), ready_.end(), streamOrder);
+    std::sort(ready_.begin() + static_cast<std::ptrdiff_t>(first_new), ready_.end(),
+              canonicalTagOrder);
   }
 }
 

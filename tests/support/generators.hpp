@@ -13,27 +13,8 @@
 
 namespace tagflow::test {
 
-inline int specialRank(TagType type) {
-  switch (type) {
-    case TagType::OverflowBegin:
-      return 0;
-    case TagType::Error:
-      return 1;
-    case TagType::MissedEvents:
-      return 2;
-    case TagType::OverflowEnd:
-      return 3;
-    case TagType::TimeTag:
-      return 4;
-  }
-  return 5;
-}
-
 inline void sortStream(std::vector<Tag>& tags) {
-  std::stable_sort(tags.begin(), tags.end(), [](const Tag& a, const Tag& b) {
-    if (a.time != b.time) return a.time < b.time;
-    return specialRank(a.type) < specialRank(b.type);
-  });
+  std::stable_sort(tags.begin(), tags.end(), canonicalTagOrder);
 }
 
 // Independent exponential gaps (mean `mean_gap_ps`, at least 1 ps) per channel in [begin, end).

@@ -50,6 +50,11 @@ inline constexpr Tag makeTimeTag(channel_t channel, timestamp_t time) {
 
 std::string_view tagTypeName(TagType type);
 
+// The canonical order of a stream: by time; at equal times OverflowBegin, Error, MissedEvents,
+// OverflowEnd, then TimeTags, by channel. Sources that generate or merge tags sort with it, so
+// missed-event counts precede the end of their interval and streams are reproducible.
+bool canonicalTagOrder(const Tag& a, const Tag& b);
+
 // Asks for the cache line a fixed distance ahead of `tag`. Blocks usually come from memory or
 // another core's cache, and the hardware prefetcher alone leaves a tag-by-tag loop waiting on
 // loads (measured: up to 2x on the reference machine).
