@@ -6,7 +6,9 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libtbb-dev libhdf5-dev hdf5-tools libtomlplusplus-dev libcli11-dev
   catch2 libbenchmark-dev
-  python3 python3-numpy python3-h5py
+  libeigen3-dev libfftw3-dev libzstd-dev liblz4-dev
+  clang libclang-rt-14-dev iproute2
+  python3 python3-numpy python3-h5py python3-matplotlib
 )
 missing=()
 for p in "${packages[@]}"; do
