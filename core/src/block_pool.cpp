@@ -54,6 +54,7 @@ void BlockPool::giveBack(PooledBlock* block) {
 }
 
 void BlockPool::release(PooledBlock* block) {
+  const BlockRef upstream = std::move(block->upstream);
   giveBack(block);
   if (release_hook_) release_hook_();
 }

@@ -6,9 +6,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
+#include "graph_topology.hpp"
 #include "tagflow/core/block_pool.hpp"
 #include "tagflow/core/error.hpp"
 
@@ -88,10 +92,144 @@ void cutBlock(BlockBuffer& block, timestamp_t cut) {
   block.end_time = cut;
 }
 
+using Sequencer = tbb::flow::sequencer_node<BlockRef>;
+using Worker = tbb::flow::function_node<BlockRef, tbb::flow::continue_msg>;
+constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+constexpr int kSourceStream = 0;  // streams: 0 the source, 1 + i virtual channel i
+
+std::string labelOf(const Measurement& measurement) {
+  return measurement.kind() + " '" + measurement.name() + "'";
+}
+
+std::string labelOf(const VirtualChannel& channel) {
+  return channel.kind() + " '" + channel.name() + "'";
+}
+
+detail::TopologyNode topologyNode(const Measurement& measurement) {
+  return {labelOf(measurement), measurement.inputChannels(), {}};
+}
+
+detail::TopologyNode topologyNode(const VirtualChannel& channel) {
+  return {labelOf(channel), channel.inputChannels(), channel.getChannels()};
+}
+
+// One reader of a stream: a measurement, or a virtual channel publishing a stream of its own.
+struct Consumer {
+  Measurement* measurement = nullptr;
+  VirtualChannel* channel = nullptr;
+  int reads = kSourceStream;
+  int publishes = -1;  // the stream a virtual channel fills
+  // Blocks in [start_sequence, stop_sequence) are delivered; both are set by the source task.
+  std::uint64_t start_sequence = 0;
+  std::uint64_t stop_sequence = kNever;
+  std::atomic<std::uint64_t> next_unprocessed{0};
+  bool removed = false;
+  std::unique_ptr<BlockPool> pool;  // a virtual channel's output blocks
+  std::unique_ptr<Sequencer> sequencer;
+  std::unique_ptr<Worker> worker;
+};
+
 }  // namespace
 
+struct MeasurementGraph::Run {
+  std::mutex mutex;  // guards the lists below
+  std::vector<std::vector<Consumer*>> streams;
+  std::deque<Consumer> consumers;
+  std::deque<NodeProfile> profiles;  // source, then consumers in creation order
+  std::deque<NodeTimer> timers;
+  std::vector<Consumer*> starting;  // added while running, waiting for the next block
+  std::vector<Consumer*> stopping;  // removed while running, waiting for the next block
+  std::vector<int> virtual_parent;
+  tbb::flow::graph* graph = nullptr;
+  Clock::time_point start;
+  std::size_t max_trace_spans = 0;
+  std::atomic<bool> ended{false};
+
+  void dispatch(int stream, const BlockRef& block) {
+    Consumer* targets[64];
+    std::vector<Consumer*> more;
+    std::size_t count = 0;
+    {
+      std::lock_guard lock(mutex);
+      for (Consumer* consumer : streams[static_cast<std::size_t>(stream)]) {
+        if (block->sequence < consumer->start_sequence ||
+            block->sequence >= consumer->stop_sequence) {
+          continue;
+        }
+        if (count < std::size(targets)) {
+          targets[count++] = consumer;
+        } else {
+          more.push_back(consumer);
+        }
+      }
+    }
+    for (std::size_t i = 0; i < count; ++i) targets[i]->sequencer->try_put(block);
+    for (Consumer* consumer : more) consumer->sequencer->try_put(block);
+  }
+
+  // Blocks from `sequence` on reach the consumers added since the last block; those removed
+  // since then see none of them.
+  void applyChanges(std::uint64_t sequence) {
+    std::lock_guard lock(mutex);
+    for (Consumer* consumer : starting) {
+      consumer->start_sequence = sequence;
+      consumer->next_unprocessed.store(sequence, std::memory_order_release);
+      streams[static_cast<std::size_t>(consumer->reads)].push_back(consumer);
+    }
+    starting.clear();
+    for (Consumer* consumer : stopping) consumer->stop_sequence = sequence;
+    stopping.clear();
+  }
+
+  NodeTimer& newTimer(std::string name, std::string kind) {
+    NodeProfile& profile = profiles.emplace_back();
+    profile.name = std::move(name);
+    profile.kind = std::move(kind);
+    return timers.emplace_back(profile, start, max_trace_spans);
+  }
+
+  // Creates the consumer's nodes in the running flow graph.
+  void connect(Consumer& consumer, NodeTimer& timer) {
+    consumer.sequencer = std::make_unique<Sequencer>(*graph, [&consumer](const BlockRef& block) {
+      return static_cast<std::size_t>(block->sequence - consumer.start_sequence);
+    });
+    if (consumer.measurement != nullptr) {
+      consumer.worker = std::make_unique<Worker>(
+          *graph, tbb::flow::serial, [&consumer, &timer](const BlockRef& block) {
+            const auto began = timer.begin();
+            const TagBlock view = block->view();
+            consumer.measurement->processBlock(view);
+            timer.end(began, view.sequence, view.tags.size());
+            timer.latency(block->published);
+            consumer.next_unprocessed.store(view.sequence + 1, std::memory_order_release);
+            return tbb::flow::continue_msg();
+          });
+    } else {
+      consumer.worker = std::make_unique<Worker>(
+          *graph, tbb::flow::serial, [this, &consumer, &timer](const BlockRef& block) {
+            const auto began = timer.begin();
+            PooledBlock* out = consumer.pool->tryAcquire();
+            if (out == nullptr) throw std::logic_error("virtual channel pool exhausted");
+            const TagBlock view = block->view();
+            consumer.channel->process(view, out->buffer);
+            out->sequence = block->sequence;
+            out->published = block->published;
+            out->upstream = block;
+            const BlockRef published(out);
+            timer.end(began, view.sequence, view.tags.size());
+            dispatch(consumer.publishes, published);
+            return tbb::flow::continue_msg();
+          });
+    }
+    tbb::flow::make_edge(*consumer.sequencer, *consumer.worker);
+  }
+};
+
 MeasurementGraph::MeasurementGraph(Source& source, GraphOptions options)
-    : source_(source), options_(std::move(options)) {
+    : source_(source),
+      options_(std::move(options)),
+      physical_channels_(source.channels()),
+      first_virtual_channel_(kFirstVirtualChannel) {
   if (options_.max_blocks_in_flight < 1 || options_.max_blocks_in_flight > 4096) {
     throw InvalidArgument("max_blocks_in_flight " + std::to_string(options_.max_blocks_in_flight) +
                           " is invalid (valid: 1..4096)");
@@ -100,11 +238,21 @@ MeasurementGraph::MeasurementGraph(Source& source, GraphOptions options)
     throw InvalidArgument("threads " + std::to_string(options_.threads) +
                           " is invalid (valid: 0 for all cores, or >= 1)");
   }
+  for (channel_t channel : physical_channels_) {
+    if (channel >= first_virtual_channel_) first_virtual_channel_ = channel + 1;
+  }
+  next_virtual_channel_ = first_virtual_channel_;
 }
 
 MeasurementGraph::~MeasurementGraph() = default;
 
+std::vector<Measurement*> MeasurementGraph::measurements() const {
+  std::lock_guard lock(mutex_);
+  return measurements_;
+}
+
 Measurement& MeasurementGraph::add(Measurement& measurement) {
+  std::lock_guard lock(mutex_);
   for (const Measurement* existing : measurements_) {
     if (existing == &measurement) {
       throw InvalidArgument("measurement '" + measurement.name() + "' is already in the graph");
@@ -114,8 +262,100 @@ Measurement& MeasurementGraph::add(Measurement& measurement) {
                             "' (names must be unique in a graph)");
     }
   }
+  if (run_ != nullptr) {
+    std::vector<detail::TopologyNode> nodes;
+    for (const VirtualChannel* channel : channels_) nodes.push_back(topologyNode(*channel));
+    const int reads =
+        detail::placeInFixedTopology(physical_channels_, first_virtual_channel_, nodes,
+                                     run_->virtual_parent, topologyNode(measurement));
+    measurement.streamStarting();
+    std::lock_guard run_lock(run_->mutex);
+    Consumer& consumer = run_->consumers.emplace_back();
+    consumer.measurement = &measurement;
+    consumer.reads = reads + 1;
+    run_->connect(consumer, run_->newTimer(measurement.name(), measurement.kind()));
+    run_->starting.push_back(&consumer);
+  }
   measurements_.push_back(&measurement);
   return measurement;
+}
+
+VirtualChannel& MeasurementGraph::add(VirtualChannel& channel) {
+  std::lock_guard lock(mutex_);
+  if (run_ != nullptr) {
+    throw InvalidArgument("cannot add " + labelOf(channel) +
+                          " while the graph runs (virtual channels are wired before a run)");
+  }
+  for (const VirtualChannel* existing : channels_) {
+    if (existing == &channel) throw InvalidArgument(labelOf(channel) + " is already in the graph");
+    if (existing->name() == channel.name()) {
+      throw InvalidArgument("duplicate virtual channel name '" + channel.name() +
+                            "' (names must be unique in a graph)");
+    }
+  }
+  const auto outputs = static_cast<std::int64_t>(channel.outputCount());
+  if (static_cast<std::int64_t>(next_virtual_channel_) + outputs >
+      std::numeric_limits<channel_t>::max()) {
+    throw InvalidArgument("no virtual channel numbers left for " + labelOf(channel));
+  }
+  channel.assignChannels(next_virtual_channel_);
+  next_virtual_channel_ = static_cast<channel_t>(next_virtual_channel_ + outputs);
+  channels_.push_back(&channel);
+  return channel;
+}
+
+void MeasurementGraph::remove(Measurement& measurement) {
+  std::unique_lock lock(mutex_);
+  const auto position = std::find(measurements_.begin(), measurements_.end(), &measurement);
+  if (position == measurements_.end()) {
+    throw InvalidArgument("measurement '" + measurement.name() + "' is not in the graph");
+  }
+  measurements_.erase(position);
+  if (const std::shared_ptr<Run> run = run_) {
+    Consumer* consumer = nullptr;
+    {
+      std::lock_guard run_lock(run->mutex);
+      for (Consumer& candidate : run->consumers) {
+        if (candidate.measurement == &measurement && !candidate.removed) consumer = &candidate;
+      }
+      if (consumer == nullptr) throw std::logic_error("running measurement without a node");
+      consumer->removed = true;
+      const auto waiting = std::find(run->starting.begin(), run->starting.end(), consumer);
+      if (waiting != run->starting.end()) {
+        run->starting.erase(waiting);
+        consumer->stop_sequence = consumer->start_sequence;
+      } else {
+        run->stopping.push_back(consumer);
+      }
+    }
+    lock.unlock();
+    // Every block before stop_sequence reaches the measurement; wait until it has seen them.
+    while (!run->ended.load(std::memory_order_acquire)) {
+      {
+        std::lock_guard run_lock(run->mutex);
+        if (consumer->stop_sequence != kNever &&
+            consumer->next_unprocessed.load(std::memory_order_acquire) >= consumer->stop_sequence) {
+          break;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    measurement.streamEnded();
+    lock.lock();
+  }
+  const auto owned = std::find_if(owned_.begin(), owned_.end(),
+                                  [&](const auto& m) { return m.get() == &measurement; });
+  if (owned != owned_.end()) owned_.erase(owned);
+}
+
+void MeasurementGraph::validate() const {
+  std::lock_guard lock(mutex_);
+  std::vector<detail::TopologyNode> channels, measurements;
+  for (const VirtualChannel* channel : channels_) channels.push_back(topologyNode(*channel));
+  for (const Measurement* measurement : measurements_) {
+    measurements.push_back(topologyNode(*measurement));
+  }
+  detail::planTopology(physical_channels_, first_virtual_channel_, channels, measurements);
 }
 
 // The stop flag is reset before the run is handed to another thread, so that a requestStop()
@@ -131,38 +371,42 @@ std::future<Profile> MeasurementGraph::runAsync(timestamp_t duration_ps) {
 }
 
 Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
-  if (measurements_.empty()) throw InvalidArgument("the graph has no measurements to run");
   if (duration_ps == 0 || duration_ps < -1) {
     throw InvalidArgument("run duration " + std::to_string(duration_ps) +
                           " ps is invalid (valid: > 0, or -1 for the whole stream)");
   }
-  for (Measurement* measurement : measurements_) measurement->streamStarting();
+  if (running_.exchange(true)) throw InvalidArgument("the graph is already running");
+  auto run = std::make_shared<Run>();
+  struct RunRegistration {
+    MeasurementGraph& graph;
+    Run& run;
+    ~RunRegistration() {
+      std::lock_guard lock(graph.mutex_);
+      run.ended.store(true, std::memory_order_release);
+      graph.run_.reset();
+      graph.running_.store(false);
+    }
+  } registration{*this, *run};
 
   const int threads = options_.threads > 0 ? options_.threads : tbb::info::default_concurrency();
   Profile profile;
   profile.threads = threads;
   profile.max_blocks_in_flight = options_.max_blocks_in_flight;
-  profile.nodes.resize(measurements_.size() + 1);
-  profile.nodes[0].name = "source";
-  profile.nodes[0].kind = "source";
-  for (std::size_t i = 0; i < measurements_.size(); ++i) {
-    profile.nodes[i + 1].name = measurements_[i]->name();
-    profile.nodes[i + 1].kind = measurements_[i]->kind();
-  }
+  run->start = Clock::now();
+  run->max_trace_spans = options_.max_trace_spans;
 
-  // In flight: admitted by the limiter, plus one the input node holds back, plus slack.
-  BlockPool pool(options_.max_blocks_in_flight + 2, source_.maxBlockTags());
-  const auto run_start = Clock::now();
-  std::vector<NodeTimer> timers;
-  timers.reserve(profile.nodes.size());
-  for (auto& node : profile.nodes) timers.emplace_back(node, run_start, options_.max_trace_spans);
+  // In flight: admitted by the limiter, plus one the input node holds back, plus slack. A
+  // virtual channel's block holds its input block, so its pool needs no more.
+  const std::size_t pool_blocks = options_.max_blocks_in_flight + 2;
+  BlockPool pool(pool_blocks, source_.maxBlockTags());
+  NodeTimer& source_timer = run->newTimer("source", "source");
 
   bool ended = false;
   bool first = true;
   timestamp_t stream_start = 0;
   timestamp_t next_begin = 0;
   std::uint64_t sequence = 0;
-  auto last_progress = run_start;
+  auto last_progress = run->start;
 
   // The input and limiter nodes pass plain pointers: the input node keeps a copy of the last
   // item it handed out, and a counted reference kept there would hold that block (and its
@@ -173,9 +417,10 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
       control.stop();
       return nullptr;
     }
+    run->applyChanges(sequence);
     PooledBlock* block = pool.tryAcquire();
     if (block == nullptr) throw std::logic_error("block pool exhausted: back-pressure broken");
-    const auto began = timers[0].begin();
+    const auto began = source_timer.begin();
     if (!source_.next(block->buffer)) {
       pool.giveBack(block);
       ended = true;
@@ -191,78 +436,114 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
     }
     next_begin = block->buffer.end_time;
     block->sequence = sequence++;
-    timers[0].end(began, block->sequence, block->buffer.tags.size());
+    source_timer.end(began, block->sequence, block->buffer.tags.size());
     block->published = Clock::now();
     profile.stream_duration_ps = block->buffer.end_time - stream_start;
     if (options_.progress &&
         secondsBetween(last_progress, block->published) >= options_.progress_interval_s) {
       last_progress = block->published;
-      options_.progress(Progress{profile.nodes[0].tags, profile.nodes[0].blocks,
+      const NodeProfile& source_profile = run->profiles.front();
+      options_.progress(Progress{source_profile.tags, source_profile.blocks,
                                  profile.stream_duration_ps,
-                                 secondsBetween(run_start, last_progress)});
+                                 secondsBetween(run->start, last_progress)});
     }
     return block;
   };
 
+  // Every measurement that was in the graph during the run learns that its stream ended,
+  // also when a node threw.
   struct StreamEndNotifier {
-    const std::vector<Measurement*>& measurements;
+    Run& run;
     ~StreamEndNotifier() {
-      for (Measurement* measurement : measurements) measurement->streamEnded();
+      std::lock_guard lock(run.mutex);
+      for (Consumer& consumer : run.consumers) {
+        if (consumer.measurement != nullptr && !consumer.removed) {
+          consumer.measurement->streamEnded();
+        }
+      }
     }
-  } notify_stream_end{measurements_};
+  } notify_stream_end{*run};
 
   tbb::task_arena arena(threads);
   arena.execute([&] {
     tbb::flow::graph graph;
+    run->graph = &graph;
     tbb::flow::limiter_node<PooledBlock*, int> limiter(graph, options_.max_blocks_in_flight);
     std::atomic<bool> accepting_releases{true};
     pool.setReleaseHook([&] {
       if (accepting_releases.load(std::memory_order_acquire)) limiter.decrementer().try_put(1);
     });
     tbb::flow::input_node<PooledBlock*> input(graph, produce);
-    tbb::flow::function_node<PooledBlock*, BlockRef> publish(
-        graph, tbb::flow::unlimited, [](PooledBlock* block) { return BlockRef(block); });
+    tbb::flow::function_node<PooledBlock*, tbb::flow::continue_msg> publish(
+        graph, tbb::flow::unlimited, [&run](PooledBlock* block) {
+          run->dispatch(kSourceStream, BlockRef(block));
+          return tbb::flow::continue_msg();
+        });
     tbb::flow::make_edge(input, limiter);
     tbb::flow::make_edge(limiter, publish);
 
-    using Sequencer = tbb::flow::sequencer_node<BlockRef>;
-    using Worker = tbb::flow::function_node<BlockRef, tbb::flow::continue_msg>;
-    std::vector<std::unique_ptr<Sequencer>> sequencers;
-    std::vector<std::unique_ptr<Worker>> workers;
-    for (std::size_t i = 0; i < measurements_.size(); ++i) {
-      Measurement* measurement = measurements_[i];
-      NodeTimer* timer = &timers[i + 1];
-      sequencers.push_back(std::make_unique<Sequencer>(
-          graph, [](const BlockRef& block) { return static_cast<std::size_t>(block->sequence); }));
-      workers.push_back(std::make_unique<Worker>(
-          graph, tbb::flow::serial, [measurement, timer](const BlockRef& block) {
-            const auto began = timer->begin();
-            const TagBlock view = block->view();
-            measurement->processBlock(view);
-            timer->end(began, view.sequence, view.tags.size());
-            timer->latency(block->published);
-            return tbb::flow::continue_msg();
-          }));
-      tbb::flow::make_edge(publish, *sequencers.back());
-      tbb::flow::make_edge(*sequencers.back(), *workers.back());
-    }
-
-    struct ReleaseGuard {
+    // Destroys the consumers' nodes before the flow graph they belong to, and stops releases
+    // reaching the limiter before the nodes (and the blocks they still buffer) go.
+    struct NodesGuard {
+      Run& run;
       std::atomic<bool>& accepting;
       BlockPool& pool;
-      ~ReleaseGuard() {
+      ~NodesGuard() {
         accepting.store(false, std::memory_order_release);
         pool.setReleaseHook(nullptr);
+        std::lock_guard lock(run.mutex);
+        for (Consumer& consumer : run.consumers) {
+          consumer.worker.reset();
+          consumer.sequencer.reset();
+        }
+        run.graph = nullptr;
       }
-    };
-    // Declared after the nodes: on an exception it stops releases reaching the limiter
-    // before the nodes (and the blocks they still buffer) are destroyed.
-    ReleaseGuard guard{accepting_releases, pool};
+    } guard{*run, accepting_releases, pool};
+
+    {
+      std::lock_guard lock(mutex_);
+      if (measurements_.empty()) throw InvalidArgument("the graph has no measurements to run");
+      std::vector<detail::TopologyNode> channel_nodes, measurement_nodes;
+      for (const VirtualChannel* channel : channels_) {
+        channel_nodes.push_back(topologyNode(*channel));
+      }
+      for (const Measurement* measurement : measurements_) {
+        measurement_nodes.push_back(topologyNode(*measurement));
+      }
+      const detail::Topology topology = detail::planTopology(
+          physical_channels_, first_virtual_channel_, channel_nodes, measurement_nodes);
+      std::lock_guard run_lock(run->mutex);
+      run->virtual_parent = topology.virtual_parent;
+      run->streams.resize(channels_.size() + 1);
+      for (std::size_t node : topology.virtual_order) {
+        VirtualChannel* channel = channels_[node];
+        channel->streamStarting();
+        Consumer& consumer = run->consumers.emplace_back();
+        consumer.channel = channel;
+        consumer.reads = topology.virtual_parent[node] + 1;
+        consumer.publishes = static_cast<int>(node) + 1;
+        consumer.pool = std::make_unique<BlockPool>(pool_blocks, source_.maxBlockTags());
+        run->connect(consumer, run->newTimer(channel->name(), channel->kind()));
+      }
+      for (std::size_t i = 0; i < measurements_.size(); ++i) {
+        measurements_[i]->streamStarting();
+        Consumer& consumer = run->consumers.emplace_back();
+        consumer.measurement = measurements_[i];
+        consumer.reads = topology.measurement_stream[i] + 1;
+        run->connect(consumer, run->newTimer(measurements_[i]->name(), measurements_[i]->kind()));
+      }
+      for (Consumer& consumer : run->consumers) {
+        run->streams[static_cast<std::size_t>(consumer.reads)].push_back(&consumer);
+      }
+      run_ = run;
+    }
     input.activate();
     graph.wait_for_all();
   });
 
-  profile.wall_s = secondsBetween(run_start, Clock::now());
+  profile.wall_s = secondsBetween(run->start, Clock::now());
+  std::lock_guard run_lock(run->mutex);
+  profile.nodes.assign(run->profiles.begin(), run->profiles.end());
   profile.tags = profile.nodes[0].tags;
   profile.blocks = profile.nodes[0].blocks;
   return profile;

@@ -113,6 +113,17 @@ HistogramLogBins::HistogramLogBins(std::string name, channel_t click_channel,
   start_gate_.reset();
 }
 
+std::optional<std::vector<channel_t>> HistogramLogBins::inputChannels() const {
+  std::vector<channel_t> channels{click_channel_, start_channel_};
+  for (const GateState* state : {&click_gate_, &start_gate_}) {
+    if (state->gate) {
+      channels.push_back(state->gate->open_channel);
+      channels.push_back(state->gate->close_channel);
+    }
+  }
+  return channels;
+}
+
 void HistogramLogBins::buildLookup() {
   // Finer keys until no key range holds more than two edges, so two compares finish every
   // look-up; 6 bits suffice up to about 60 bins per octave (1000 bins over 6 decades).

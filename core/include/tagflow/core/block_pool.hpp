@@ -19,15 +19,7 @@ namespace tagflow {
 
 class BlockPool;
 
-struct PooledBlock {
-  BlockBuffer buffer;
-  std::uint64_t sequence = 0;
-  std::chrono::steady_clock::time_point published;
-  std::atomic<std::uint32_t> references{0};
-  BlockPool* pool = nullptr;
-
-  TagBlock view() const { return buffer.view(sequence); }
-};
+struct PooledBlock;
 
 class BlockRef {
  public:
@@ -44,6 +36,19 @@ class BlockRef {
 
  private:
   PooledBlock* block_ = nullptr;
+};
+
+struct PooledBlock {
+  BlockBuffer buffer;
+  std::uint64_t sequence = 0;
+  std::chrono::steady_clock::time_point published;
+  std::atomic<std::uint32_t> references{0};
+  BlockPool* pool = nullptr;
+  // The block this one was computed from (a virtual channel's output holds its input): it
+  // stays alive, and keeps its limiter token, until this block is released.
+  BlockRef upstream;
+
+  TagBlock view() const { return buffer.view(sequence); }
 };
 
 class BlockPool {

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,6 +55,12 @@ class Measurement {
   timestamp_t getCaptureDuration() const;
   // Overflow intervals that began while running, since the last clear().
   std::uint64_t getOverflowCount() const;
+
+  // The channels this measurement reads, so the graph can wire the virtual channels it needs
+  // and check that each is produced. nullopt (the default, for measurements that do not say)
+  // means every channel of the stream: the measurement then reads a stream holding the output
+  // of every virtual channel in the graph.
+  virtual std::optional<std::vector<channel_t>> inputChannels() const { return std::nullopt; }
 
   // Consistent snapshot of the results, with parameters and run facts.
   ResultSet getResults() const;

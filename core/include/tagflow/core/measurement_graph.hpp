@@ -1,13 +1,22 @@
-// MeasurementGraph: runs a Source through a set of measurements on a oneTBB flow graph.
-// The source node publishes blocks from a BlockPool; a limiter bounds the blocks in flight
-// (a slow measurement slows the source, memory stays flat); every measurement is a serial
-// node behind a sequencer, so it sees every block once and in order, while different
-// measurements work on the same block on different cores. Each node is profiled.
+// MeasurementGraph: runs a Source through virtual channels and measurements on a oneTBB
+// flow graph. The source node publishes blocks from a BlockPool; a limiter bounds the blocks
+// in flight (a slow measurement slows the source, memory stays flat); every node is a serial
+// node behind a sequencer, so it sees every block once and in order, while different nodes
+// work on the same block, or on successive blocks, on different cores. Each node is profiled.
+//
+// Virtual channels get their output channel numbers when added; a node reads the stream of
+// the virtual channels it needs (see graph_topology), so each virtual channel's output is
+// computed once per block for all its readers. Before a run the graph checks that every
+// channel a node reads is produced upstream and that no virtual channel depends on itself.
+// Measurements can be added and removed while the graph runs: an added one sees the stream
+// from the next block the source produces, a removed one stops after the block the source
+// produced last.
 //
 //   SyntheticSource source(config);
 //   MeasurementGraph graph(source);
-//   auto& counter = graph.emplace<Counter>("counter", std::vector<channel_t>{1, 2}, 1'000'000'000,
-//   100); Profile profile = graph.run(10 * kPicosecondsPerSecond);
+//   auto& herald = graph.emplace<DelayedChannel>("herald", 2, 1'000);
+//   auto& g2 = graph.emplace<Correlation>("g2", herald.getChannel(), 1, 10, 1000);
+//   Profile profile = graph.run(10 * kPicosecondsPerSecond);
 #pragma once
 
 #include <atomic>
@@ -15,11 +24,14 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "tagflow/core/measurement.hpp"
 #include "tagflow/core/profile.hpp"
 #include "tagflow/core/source.hpp"
+#include "tagflow/core/virtual_channel.hpp"
 
 namespace tagflow {
 
@@ -45,17 +57,34 @@ class MeasurementGraph {
   MeasurementGraph(const MeasurementGraph&) = delete;
   MeasurementGraph& operator=(const MeasurementGraph&) = delete;
 
-  // Adds a measurement the caller owns; it must outlive every run. Names must be unique.
+  // Adds a measurement the caller owns; it must outlive every run (or its removal). Names
+  // must be unique. Allowed while the graph runs.
   Measurement& add(Measurement& measurement);
-  // Constructs a measurement the graph owns.
-  template <typename M, typename... Args>
-  M& emplace(Args&&... args) {
-    auto owned = std::make_unique<M>(std::forward<Args>(args)...);
-    M& measurement = *owned;
-    add(measurement);
-    owned_.push_back(std::move(owned));
-    return measurement;
+  // Adds a virtual channel the caller owns and allocates its output channels. Not while the
+  // graph runs.
+  VirtualChannel& add(VirtualChannel& channel);
+  // Constructs a measurement or virtual channel the graph owns.
+  template <typename Node, typename... Args>
+  Node& emplace(Args&&... args) {
+    static_assert(std::is_base_of_v<Measurement, Node> || std::is_base_of_v<VirtualChannel, Node>,
+                  "emplace builds measurements and virtual channels");
+    auto owned = std::make_unique<Node>(std::forward<Args>(args)...);
+    Node& node = *owned;
+    add(node);
+    if constexpr (std::is_base_of_v<Measurement, Node>) {
+      owned_.push_back(std::move(owned));
+    } else {
+      owned_channels_.push_back(std::move(owned));
+    }
+    return node;
   }
+  // Takes a measurement out of the graph; while running, returns once it has processed the
+  // last block it will see. A measurement the graph owns is destroyed.
+  void remove(Measurement& measurement);
+
+  // Checks the wiring (channels produced upstream, no cycles); run() does this too. Throws
+  // InvalidArgument naming the node and the channel.
+  void validate() const;
 
   // Processes the stream until the source ends, `duration_ps` of stream time has passed
   // (cut exactly, also inside a block), or requestStop() is called. Rethrows the first
@@ -65,17 +94,32 @@ class MeasurementGraph {
   // Ends the run after the block being produced now; safe from any thread.
   void requestStop() { stop_requested_.store(true, std::memory_order_relaxed); }
 
-  const std::vector<Measurement*>& measurements() const { return measurements_; }
+  std::vector<Measurement*> measurements() const;
+  const std::vector<VirtualChannel*>& virtualChannels() const { return channels_; }
   const GraphOptions& options() const { return options_; }
+  // The number the next virtual channel gets: above every channel of the source, and at least
+  // kFirstVirtualChannel.
+  channel_t nextVirtualChannel() const { return next_virtual_channel_; }
+  static constexpr channel_t kFirstVirtualChannel = 1000;
+
+  struct Run;  // the state of a run in progress (defined in the implementation)
 
  private:
   Profile runStream(timestamp_t duration_ps);
 
   Source& source_;
   GraphOptions options_;
+  std::vector<channel_t> physical_channels_;
+  channel_t first_virtual_channel_;
+  channel_t next_virtual_channel_;
+  mutable std::mutex mutex_;  // guards the node lists against adds/removals during a run
   std::vector<Measurement*> measurements_;
+  std::vector<VirtualChannel*> channels_;
   std::vector<std::unique_ptr<Measurement>> owned_;
+  std::vector<std::unique_ptr<VirtualChannel>> owned_channels_;
   std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> running_{false};
+  std::shared_ptr<Run> run_;  // set while a run is in progress (guarded by mutex_)
 };
 
 }  // namespace tagflow

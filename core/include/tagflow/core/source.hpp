@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "tagflow/core/tag_block.hpp"
 
@@ -19,6 +20,10 @@ class Source {
 
   // Largest number of tags `next` puts into `storage`; the pool reserves this much.
   virtual std::size_t maxBlockTags() const = 0;
+
+  // The physical channels the stream can hold, if the source knows them; empty when it does
+  // not (the graph then accepts any channel below the virtual range).
+  virtual std::vector<channel_t> channels() const { return {}; }
 
   // A short human-readable description of what the source produces and how it is configured.
   virtual std::string describe() const = 0;

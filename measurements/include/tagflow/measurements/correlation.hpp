@@ -33,6 +33,10 @@ class Correlation : public Measurement {
   // Events counted on channel_1 and channel_2 (the same number for an auto-correlation).
   std::pair<std::uint64_t, std::uint64_t> getEventCounts() const;
 
+  std::optional<std::vector<channel_t>> inputChannels() const override {
+    return std::vector<channel_t>{channel_1_, channel_2_};
+  }
+
  protected:
   void processTimeTags(std::span<const Tag> tags) override;
   void advanceTime(timestamp_t time) override;

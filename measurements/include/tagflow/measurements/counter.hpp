@@ -34,6 +34,7 @@ class Counter : public Measurement {
   // Completed bins since the last clear() (may exceed n_values).
   std::uint64_t getBinsCompleted() const;
 
+  std::optional<std::vector<channel_t>> inputChannels() const override { return channels(); }
   const std::vector<channel_t>& channels() const { return index_.channels(); }
   timestamp_t binwidth() const { return binwidth_; }
   std::size_t nValues() const { return n_values_; }

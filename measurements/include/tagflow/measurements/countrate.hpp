@@ -19,6 +19,7 @@ class Countrate : public Measurement {
   std::vector<double> getData() const;               // counts per second, per channel
   std::vector<std::int64_t> getCountsTotal() const;  // per channel
 
+  std::optional<std::vector<channel_t>> inputChannels() const override { return channels(); }
   const std::vector<channel_t>& channels() const { return index_.channels(); }
 
  protected:

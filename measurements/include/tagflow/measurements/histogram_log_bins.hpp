@@ -46,6 +46,8 @@ class HistogramLogBins : public Measurement {
   timestamp_t getAccumulationTimeStart() const;
   timestamp_t getAccumulationTimeClick() const;
 
+  std::optional<std::vector<channel_t>> inputChannels() const override;
+
  protected:
   void processTimeTags(std::span<const Tag> tags) override;
   void advanceTime(timestamp_t time) override;

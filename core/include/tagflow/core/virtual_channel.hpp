@@ -1,0 +1,98 @@
+// VirtualChannel: a node that reads the stream and adds tags on channels of its own (a
+// delayed copy, a gated input, coincidences, ...). The graph gives it its output channel
+// numbers, above every physical channel, when it is added; read them with getChannel() /
+// getChannels(). Each block is computed once and shared by every consumer downstream: the
+// output block is the input block with the generated tags merged in (the input tags stay, as
+// in the reference engine), and it is the input block itself, not a copy, when nothing was
+// generated.
+//
+// A concrete channel reads runs of TimeTags in consume() and appends what it owes to
+// `emitted`; tags it owes later (a delayed copy) it keeps and hands out in emitOwed(). The
+// base class owns the rules every channel shares: tags owed inside an overflow interval
+// become MissedEvents (count 1) on their channel; an overflow makes the channel forget its
+// history (gate state, partial coincidences, the last period), an Error tag also drops the
+// tags it owes, since the time base is broken there. A tag owed before the start of the block
+// in which it becomes known (a coincidence stamped with its first tag that completes in the
+// next block) is placed at that block's start: blocks cannot reach back.
+//
+// Threading: generate() runs on one thread at a time, in block order; clear() may come from
+// any thread and takes effect at the next block.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tagflow/core/parameters.hpp"
+#include "tagflow/core/tag.hpp"
+#include "tagflow/core/tag_block.hpp"
+
+namespace tagflow {
+
+class VirtualChannel {
+ public:
+  VirtualChannel(std::string kind, std::string name, Parameters parameters,
+                 std::size_t output_count = 1);
+  virtual ~VirtualChannel() = default;
+  VirtualChannel(const VirtualChannel&) = delete;
+  VirtualChannel& operator=(const VirtualChannel&) = delete;
+
+  const std::string& kind() const { return kind_; }
+  const std::string& name() const { return name_; }
+  const Parameters& parameters() const { return parameters_; }
+
+  // The channels this node reads; the graph checks that each is produced upstream.
+  virtual std::vector<channel_t> inputChannels() const = 0;
+
+  // The first (or only) output channel; throws until the node is added to a graph.
+  channel_t getChannel() const;
+  std::vector<channel_t> getChannels() const;
+  std::size_t outputCount() const { return output_count_; }
+  bool hasChannels() const { return first_output_.has_value(); }
+
+  // Returns the node to its initial state (pending tags and gate state dropped) at the next
+  // block.
+  void clear() { clear_requested_.store(true, std::memory_order_release); }
+
+  // Graph side.
+  void assignChannels(channel_t first_output);
+  void streamStarting();
+  // Fills `out` with `in` plus the generated tags. When nothing was generated `out.tags`
+  // views `in.tags` (the caller keeps `in` alive as long as `out`).
+  void process(const TagBlock& in, BlockBuffer& out);
+
+ protected:
+  // Reads a run of TimeTags (time-ordered, never before the previous run) and appends the
+  // tags this node emits now, in any order.
+  virtual void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) = 0;
+  // Appends the tags kept for later whose time is before `until`.
+  virtual void emitOwed(timestamp_t /*until*/, std::vector<Tag>& /*emitted*/) {}
+  // A MissedEvents tag of the input: a channel that would have produced tags from the lost
+  // ones passes the count on (a MissedEvents tag on its output channel).
+  virtual void onMissedEvents(const Tag& /*tag*/, std::vector<Tag>& /*emitted*/) {}
+  // Forgets what decides future output (overflow begin, Error, clear()).
+  virtual void forgetHistory() = 0;
+  // Drops the tags kept for later (Error, clear()).
+  virtual void dropOwed() {}
+
+  channel_t outputChannel(std::size_t index = 0) const {
+    return static_cast<channel_t>(*first_output_ + static_cast<channel_t>(index));
+  }
+
+ private:
+  void generate(const TagBlock& in);
+  void merge(const TagBlock& in, BlockBuffer& out);
+
+  std::string kind_;
+  std::string name_;
+  Parameters parameters_;
+  std::size_t output_count_;
+  std::optional<channel_t> first_output_;
+  std::atomic<bool> clear_requested_{false};
+  bool in_overflow_ = false;  // at the start of the next block
+  std::vector<Tag> emitted_;
+};
+
+}  // namespace tagflow

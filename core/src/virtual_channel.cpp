@@ -1,0 +1,155 @@
+#include "tagflow/core/virtual_channel.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+VirtualChannel::VirtualChannel(std::string kind, std::string name, Parameters parameters,
+                               std::size_t output_count)
+    : kind_(std::move(kind)),
+      name_(std::move(name)),
+      parameters_(std::move(parameters)),
+      output_count_(output_count) {
+  if (name_.empty()) throw InvalidArgument(kind_ + ": the name must not be empty");
+}
+
+channel_t VirtualChannel::getChannel() const {
+  if (!first_output_) {
+    throw InvalidArgument(kind_ + " '" + name_ +
+                          "' has no channel yet: add it to a graph first (the graph allocates "
+                          "virtual channel numbers)");
+  }
+  return *first_output_;
+}
+
+std::vector<channel_t> VirtualChannel::getChannels() const {
+  std::vector<channel_t> channels;
+  const channel_t first = getChannel();
+  for (std::size_t i = 0; i < output_count_; ++i) {
+    channels.push_back(static_cast<channel_t>(first + static_cast<channel_t>(i)));
+  }
+  return channels;
+}
+
+void VirtualChannel::assignChannels(channel_t first_output) {
+  if (first_output_ && *first_output_ != first_output) {
+    throw InvalidArgument(kind_ + " '" + name_ + "' already has channel " +
+                          std::to_string(*first_output_) + " (a node belongs to one graph)");
+  }
+  first_output_ = first_output;
+}
+
+void VirtualChannel::streamStarting() {
+  forgetHistory();
+  dropOwed();
+  in_overflow_ = false;
+}
+
+void VirtualChannel::process(const TagBlock& in, BlockBuffer& out) {
+  if (clear_requested_.exchange(false, std::memory_order_acq_rel)) {
+    forgetHistory();
+    dropOwed();
+  }
+  generate(in);
+  merge(in, out);
+}
+
+void VirtualChannel::generate(const TagBlock& in) {
+  emitted_.clear();
+  std::size_t position = 0;
+  for (std::uint32_t index : in.special) {
+    if (index > position) consume(in.tags.subspan(position, index - position), emitted_);
+    const Tag& tag = in.tags[index];
+    switch (tag.type) {
+      case TagType::OverflowBegin:
+        forgetHistory();
+        break;
+      case TagType::Error:
+        emitOwed(tag.time, emitted_);
+        dropOwed();
+        forgetHistory();
+        break;
+      case TagType::MissedEvents:
+        onMissedEvents(tag, emitted_);
+        break;
+      case TagType::OverflowEnd:
+      case TagType::TimeTag:
+        break;
+    }
+    position = index + 1;
+  }
+  if (in.tags.size() > position) consume(in.tags.subspan(position), emitted_);
+  emitOwed(in.end_time, emitted_);
+
+  const auto by_time = [](const Tag& a, const Tag& b) { return a.time < b.time; };
+  if (!std::is_sorted(emitted_.begin(), emitted_.end(), by_time)) {
+    std::stable_sort(emitted_.begin(), emitted_.end(), by_time);
+  }
+  if (!emitted_.empty() && emitted_.back().time >= in.end_time) {
+    throw std::logic_error(kind_ + " '" + name_ + "' emitted a tag at " +
+                           std::to_string(emitted_.back().time) + " ps, after its block's end " +
+                           std::to_string(in.end_time) + " ps");
+  }
+  for (Tag& tag : emitted_) {
+    if (tag.time >= in.begin_time) break;
+    tag.time = in.begin_time;
+  }
+}
+
+// Input and generated tags in time order, generated after input at equal times. Walks the
+// input's special tags alongside to know, for each generated tag, whether it falls inside an
+// overflow interval.
+void VirtualChannel::merge(const TagBlock& in, BlockBuffer& out) {
+  out.begin_time = in.begin_time;
+  out.end_time = in.end_time;
+  out.special.clear();
+  std::size_t next_special = 0;
+  std::size_t inserted = 0;
+  const auto pass_specials_before = [&](std::size_t end) {
+    for (; next_special < in.special.size() && in.special[next_special] < end; ++next_special) {
+      const TagType type = in.tags[in.special[next_special]].type;
+      if (type == TagType::OverflowBegin) in_overflow_ = true;
+      if (type == TagType::OverflowEnd) in_overflow_ = false;
+      out.special.push_back(static_cast<std::uint32_t>(in.special[next_special] + inserted));
+    }
+  };
+
+  if (emitted_.empty()) {
+    pass_specials_before(in.tags.size());
+    out.tags = in.tags;
+    return;
+  }
+
+  out.storage.resize(in.tags.size() + emitted_.size());
+  Tag* write = out.storage.data();
+  std::size_t read = 0;
+  for (Tag tag : emitted_) {
+    const std::size_t insert_at =
+        read +
+        static_cast<std::size_t>(
+            std::upper_bound(in.tags.begin() + static_cast<std::ptrdiff_t>(read), in.tags.end(),
+                             tag.time, [](timestamp_t t, const Tag& x) { return t < x.time; }) -
+            (in.tags.begin() + static_cast<std::ptrdiff_t>(read)));
+    pass_specials_before(insert_at);
+    write = std::copy(in.tags.begin() + static_cast<std::ptrdiff_t>(read),
+                      in.tags.begin() + static_cast<std::ptrdiff_t>(insert_at), write);
+    read = insert_at;
+    if (in_overflow_ && tag.type == TagType::TimeTag) {
+      tag.type = TagType::MissedEvents;
+      tag.missed_events = 1;
+    }
+    if (tag.type != TagType::TimeTag) {
+      out.special.push_back(static_cast<std::uint32_t>(write - out.storage.data()));
+    }
+    *write++ = tag;
+    ++inserted;
+  }
+  pass_specials_before(in.tags.size());
+  std::copy(in.tags.begin() + static_cast<std::ptrdiff_t>(read), in.tags.end(), write);
+  out.tags = out.storage;
+}
+
+}  // namespace tagflow
