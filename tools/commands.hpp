@@ -22,4 +22,14 @@ int recordCommand(const std::string& config_path, const std::string& output);
 // The text of `tagflow run --help`'s list of source and measurement kinds with their keys.
 std::string kindsHelp();
 
+struct PlotOptions {
+  std::string results_path;
+  std::string output_folder;  // default: <results stem>_plots next to the results file
+  std::string format = "png";
+};
+
+// Writes one figure per measurement group of a results file (and one of the profile) by
+// running the Python plotter; returns its exit status.
+int plotCommand(const PlotOptions& options);
+
 }  // namespace tagflow::cli

@@ -1,6 +1,7 @@
 // tagflow: the command-line front end. `tagflow run CONFIG.toml` builds a measurement graph
 // from a configuration, runs it with live progress, prints the profile and writes HDF5;
-// `tagflow record CONFIG.toml OUT.raw` writes a source's stream to a raw tag file.
+// `tagflow record CONFIG.toml OUT.raw` writes a source's stream to a raw tag file;
+// `tagflow plot RESULTS.h5` draws the figures of a results file.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -30,6 +31,15 @@ int main(int argc, char** argv) {
       ->required();
   record->add_option("output", record_output, "raw tag file to write")->required();
 
+  cli::PlotOptions plot_options;
+  auto* plot = app.add_subcommand("plot", "write one figure per measurement of a results file");
+  plot->add_option("results", plot_options.results_path, "HDF5 results file")->required();
+  plot->add_option("-o,--output", plot_options.output_folder,
+                   "folder for the figures (default: <results stem>_plots next to the file)");
+  plot->add_option("--format", plot_options.format, "image format (default: png)")
+      ->check(CLI::IsMember({"png", "svg", "pdf"}));
+  plot->footer("The plotter is tools/plot/tagflow_plot.py; TAGFLOW_PLOT_SCRIPT overrides it.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -39,6 +49,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cli::runCommand(run_options);
     if (*record) return cli::recordCommand(record_config, record_output);
+    if (*plot) return cli::plotCommand(plot_options);
   } catch (const InvalidArgument& error) {
     std::cerr << "tagflow: error: " << error.what() << "\n";
     return 2;
