@@ -1,0 +1,66 @@
+// Coincidences: for each group of channels, a tag whenever every channel of the group has
+// fired within `window` ps: evaluated at each tag of a group channel, a coincidence needs,
+// for every other channel of the group, a tag at most `window` ps before it (earlier in the
+// stream). Each group has its own output channel (getChannels(), in group order). The output
+// time is the last tag's (Last, the default), the first tag's (First), the mean of the group's
+// tags (Average, rounded down) or the tag of the group's first listed channel (ListedFirst).
+// At most 64 distinct channels over all groups. An overflow or Error forgets the tags seen.
+// Coincidence is the one-group case.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "tagflow/core/channel_index.hpp"
+#include "tagflow/core/virtual_channel.hpp"
+
+namespace tagflow {
+
+enum class CoincidenceTimestamp { Last, Average, First, ListedFirst };
+
+// "Last", "Average", "First" or "ListedFirst"; throws InvalidArgument naming the choices.
+CoincidenceTimestamp coincidenceTimestampFrom(std::string_view text);
+std::string_view toString(CoincidenceTimestamp timestamp);
+
+class Coincidences : public VirtualChannel {
+ public:
+  static constexpr std::size_t kMaxChannels = 64;
+
+  Coincidences(std::string name, std::vector<std::vector<channel_t>> groups,
+               timestamp_t window = 1000,
+               CoincidenceTimestamp timestamp = CoincidenceTimestamp::Last);
+
+  std::vector<channel_t> inputChannels() const override { return index_.channels(); }
+
+ protected:
+  Coincidences(std::string kind, std::string name, std::vector<std::vector<channel_t>> groups,
+               timestamp_t window, CoincidenceTimestamp timestamp);
+
+  void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
+  void forgetHistory() override;
+
+ private:
+  struct Group {
+    std::vector<std::uint32_t> slots;  // the first is the first listed channel
+    channel_t output_index = 0;
+  };
+
+  timestamp_t stamp(const Group& group, timestamp_t now) const;
+
+  timestamp_t window_;
+  CoincidenceTimestamp timestamp_;
+  ChannelIndex index_;
+  std::vector<Group> groups_;
+  std::vector<std::vector<std::uint32_t>> groups_of_slot_;  // per slot, the groups using it
+  std::vector<timestamp_t> last_;                           // per slot, plus the discard slot
+};
+
+class Coincidence : public Coincidences {
+ public:
+  Coincidence(std::string name, std::vector<channel_t> channels, timestamp_t window = 1000,
+              CoincidenceTimestamp timestamp = CoincidenceTimestamp::Last);
+};
+
+}  // namespace tagflow

@@ -1,0 +1,36 @@
+// ConstantFractionDiscriminator: for each listed rising-edge channel c (> 0), pairs a rising
+// edge with the next falling edge of the same input (channel -c) and emits their mean time
+// (rounded down) on the output channel of c (getChannels(), in the order given). A pulse is
+// skipped when the falling edge comes more than `search_window` ps after the rising one, or
+// when a second rising edge comes first. Both edges must be in the stream. A mean time before
+// the start of the block in which the pulse ends is placed at that block's start (the pulse
+// straddles the boundary; the shift is below search_window / 2).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "tagflow/core/channel_index.hpp"
+#include "tagflow/core/virtual_channel.hpp"
+
+namespace tagflow {
+
+class ConstantFractionDiscriminator : public VirtualChannel {
+ public:
+  ConstantFractionDiscriminator(std::string name, std::vector<channel_t> channels,
+                                timestamp_t search_window);
+
+  std::vector<channel_t> inputChannels() const override;
+
+ protected:
+  void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
+  void forgetHistory() override;
+
+ private:
+  std::vector<channel_t> channels_;
+  timestamp_t search_window_;
+  ChannelIndex edges_;  // slot 2i: rising edge of channels_[i], 2i + 1: its falling edge
+  std::vector<std::optional<timestamp_t>> rising_;  // per channel, an open pulse
+};
+
+}  // namespace tagflow

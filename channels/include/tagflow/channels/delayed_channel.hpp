@@ -1,0 +1,34 @@
+// DelayedChannel: a copy of `input` shifted later by `delay` ps (>= 0; to move a channel
+// earlier, delay the others). Copies owed beyond the current block are kept and emitted in
+// the block they fall in. Missed events of the input are passed on at once, with their count,
+// so the loss stays visible inside the same overflow interval.
+#pragma once
+
+#include <vector>
+
+#include "tagflow/core/virtual_channel.hpp"
+
+namespace tagflow {
+
+class DelayedChannel : public VirtualChannel {
+ public:
+  DelayedChannel(std::string name, channel_t input, timestamp_t delay);
+
+  std::vector<channel_t> inputChannels() const override { return {input_}; }
+  timestamp_t delay() const { return delay_; }
+
+ protected:
+  void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
+  void emitOwed(timestamp_t until, std::vector<Tag>& emitted) override;
+  void onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) override;
+  void forgetHistory() override {}
+  void dropOwed() override;
+
+ private:
+  channel_t input_;
+  timestamp_t delay_;
+  std::vector<timestamp_t> owed_;  // times, ascending, from owed_head_ on
+  std::size_t owed_head_ = 0;
+};
+
+}  // namespace tagflow

@@ -1,0 +1,36 @@
+// FrequencyMultiplier: multiplies the rate of a periodic `input` by `multiplier`, to undo an
+// event divider. The output repeats every input tag and, after it, multiplier - 1 tags
+// spaced by 1/multiplier of the last input period (the time between the last two inputs),
+// assuming the frequency stays constant until the next input. Output lies only ahead of the
+// last input, so it never has to reach back into an earlier block; when the next input comes
+// early, the predicted tags at or after it are dropped and the new period takes over.
+// An overflow or Error forgets the last period (the first input after it is repeated alone).
+#pragma once
+
+#include <vector>
+
+#include "tagflow/core/virtual_channel.hpp"
+
+namespace tagflow {
+
+class FrequencyMultiplier : public VirtualChannel {
+ public:
+  FrequencyMultiplier(std::string name, channel_t input, std::int64_t multiplier);
+
+  std::vector<channel_t> inputChannels() const override { return {input_}; }
+  std::int64_t multiplier() const { return multiplier_; }
+
+ protected:
+  void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
+  void emitOwed(timestamp_t until, std::vector<Tag>& emitted) override;
+  void forgetHistory() override { last_input_.reset(); }
+  void dropOwed() override { owed_.clear(); }
+
+ private:
+  channel_t input_;
+  std::int64_t multiplier_;
+  std::optional<timestamp_t> last_input_;
+  std::vector<timestamp_t> owed_;  // ascending
+};
+
+}  // namespace tagflow

@@ -1,0 +1,161 @@
+#include "tagflow/channels/coincidences.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+namespace {
+
+constexpr timestamp_t kNeverSeen = std::numeric_limits<timestamp_t>::min();
+
+std::vector<channel_t> distinctChannels(const std::vector<std::vector<channel_t>>& groups,
+                                        const std::string& label) {
+  if (groups.empty()) throw InvalidArgument(label + ": no groups given (valid: one or more)");
+  std::vector<channel_t> channels;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& group = groups[g];
+    if (group.size() < 2) {
+      throw InvalidArgument(label + ": group " + std::to_string(g) + " has " +
+                            std::to_string(group.size()) +
+                            " channel(s) (valid: at least 2 distinct channels)");
+    }
+    if (std::set<channel_t>(group.begin(), group.end()).size() != group.size()) {
+      throw InvalidArgument(label + ": group " + std::to_string(g) +
+                            " lists a channel twice (valid: distinct channels)");
+    }
+    for (channel_t channel : group) {
+      if (std::find(channels.begin(), channels.end(), channel) == channels.end()) {
+        channels.push_back(channel);
+      }
+    }
+  }
+  if (channels.size() > Coincidences::kMaxChannels) {
+    throw InvalidArgument(label + ": " + std::to_string(channels.size()) +
+                          " distinct channels (valid: at most 64)");
+  }
+  return channels;
+}
+
+Parameters coincidenceParameters(const std::vector<std::vector<channel_t>>& groups,
+                                 timestamp_t window, CoincidenceTimestamp timestamp) {
+  Parameters parameters;
+  if (groups.size() == 1) {
+    parameters.set("channels", std::vector<std::int64_t>(groups[0].begin(), groups[0].end()));
+  } else {
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      parameters.set("group_" + std::to_string(g),
+                     std::vector<std::int64_t>(groups[g].begin(), groups[g].end()));
+    }
+  }
+  parameters.set("coincidence_window", window);
+  parameters.set("timestamp", std::string(toString(timestamp)));
+  return parameters;
+}
+
+}  // namespace
+
+CoincidenceTimestamp coincidenceTimestampFrom(std::string_view text) {
+  for (auto choice : {CoincidenceTimestamp::Last, CoincidenceTimestamp::Average,
+                      CoincidenceTimestamp::First, CoincidenceTimestamp::ListedFirst}) {
+    if (text == toString(choice)) return choice;
+  }
+  throw InvalidArgument("timestamp '" + std::string(text) +
+                        "' is invalid (valid: Last, Average, First, ListedFirst)");
+}
+
+std::string_view toString(CoincidenceTimestamp timestamp) {
+  switch (timestamp) {
+    case CoincidenceTimestamp::Last:
+      return "Last";
+    case CoincidenceTimestamp::Average:
+      return "Average";
+    case CoincidenceTimestamp::First:
+      return "First";
+    case CoincidenceTimestamp::ListedFirst:
+      return "ListedFirst";
+  }
+  return "Last";
+}
+
+Coincidences::Coincidences(std::string name, std::vector<std::vector<channel_t>> groups,
+                           timestamp_t window, CoincidenceTimestamp timestamp)
+    : Coincidences("Coincidences", std::move(name), std::move(groups), window, timestamp) {}
+
+Coincidences::Coincidences(std::string kind, std::string name,
+                           std::vector<std::vector<channel_t>> groups, timestamp_t window,
+                           CoincidenceTimestamp timestamp)
+    : VirtualChannel(kind, name, coincidenceParameters(groups, window, timestamp), groups.size()),
+      window_(window),
+      timestamp_(timestamp),
+      index_(distinctChannels(groups, kind + " '" + name + "'"), kind + " '" + name + "'") {
+  if (window <= 0) {
+    throw InvalidArgument(kind + " '" + name + "': coincidence_window " + std::to_string(window) +
+                          " ps is invalid (valid: > 0)");
+  }
+  groups_of_slot_.resize(index_.size() + 1);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    Group group;
+    group.output_index = static_cast<channel_t>(g);
+    for (channel_t channel : groups[g]) {
+      group.slots.push_back(index_.slot(channel));
+      groups_of_slot_[index_.slot(channel)].push_back(static_cast<std::uint32_t>(g));
+    }
+    groups_.push_back(std::move(group));
+  }
+  last_.assign(index_.size() + 1, kNeverSeen);
+}
+
+void Coincidences::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
+  const std::uint32_t discard = index_.discardSlot();
+  for (const Tag& tag : time_tags) {
+    const std::uint32_t slot = index_.slot(tag.channel);
+    if (slot == discard) continue;
+    for (std::uint32_t g : groups_of_slot_[slot]) {
+      const Group& group = groups_[g];
+      const bool complete = std::all_of(group.slots.begin(), group.slots.end(), [&](auto other) {
+        return other == slot || (last_[other] != kNeverSeen && tag.time - last_[other] <= window_);
+      });
+      if (!complete) continue;
+      last_[slot] = tag.time;  // stamp() reads the group's tags including this one
+      emitted.push_back(
+          Tag{TagType::TimeTag, 0, 0, outputChannel(group.output_index), stamp(group, tag.time)});
+    }
+    last_[slot] = tag.time;
+  }
+}
+
+timestamp_t Coincidences::stamp(const Group& group, timestamp_t now) const {
+  switch (timestamp_) {
+    case CoincidenceTimestamp::Last:
+      return now;
+    case CoincidenceTimestamp::First: {
+      timestamp_t first = now;
+      for (std::uint32_t slot : group.slots) first = std::min(first, last_[slot]);
+      return first;
+    }
+    case CoincidenceTimestamp::Average: {
+      // Offsets from `now` are within the window, so the sum cannot overflow.
+      timestamp_t sum = 0;
+      for (std::uint32_t slot : group.slots) sum += last_[slot] - now;
+      const auto n = static_cast<timestamp_t>(group.slots.size());
+      return now + (sum >= 0 ? sum / n : -((-sum + n - 1) / n));
+    }
+    case CoincidenceTimestamp::ListedFirst:
+      return last_[group.slots.front()];
+  }
+  return now;
+}
+
+void Coincidences::forgetHistory() {
+  std::fill(last_.begin(), last_.end(), kNeverSeen);
+}
+
+Coincidence::Coincidence(std::string name, std::vector<channel_t> channels, timestamp_t window,
+                         CoincidenceTimestamp timestamp)
+    : Coincidences("Coincidence", std::move(name), {std::move(channels)}, window, timestamp) {}
+
+}  // namespace tagflow

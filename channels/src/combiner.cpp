@@ -1,0 +1,56 @@
+#include "tagflow/channels/combiner.hpp"
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+namespace {
+
+std::vector<channel_t> requireSome(std::vector<channel_t> channels, const std::string& name) {
+  if (channels.empty()) {
+    throw InvalidArgument("Combiner '" + name + "': channels is empty (valid: one or more)");
+  }
+  return channels;
+}
+
+}  // namespace
+
+Combiner::Combiner(std::string name, std::vector<channel_t> channels)
+    : VirtualChannel(
+          "Combiner", name,
+          Parameters{{"channels", std::vector<std::int64_t>(channels.begin(), channels.end())}}),
+      index_(requireSome(std::move(channels), name), "Combiner '" + name + "'"),
+      counts_(index_.size() + 1, 0) {}
+
+void Combiner::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
+  const channel_t output = outputChannel();
+  const std::uint32_t discard = index_.discardSlot();
+  std::size_t end = emitted.size();
+  emitted.resize(end + time_tags.size());
+  Tag* out = emitted.data();
+  std::lock_guard lock(counts_mutex_);
+  for (const Tag& tag : time_tags) {
+    const std::uint32_t slot = index_.slot(tag.channel);
+    ++counts_[slot];
+    out[end] = Tag{TagType::TimeTag, 0, 0, output, tag.time};
+    end += slot != discard ? 1 : 0;
+  }
+  emitted.resize(end);
+}
+
+void Combiner::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
+  if (index_.slot(tag.channel) == index_.discardSlot()) return;
+  emitted.push_back(Tag{TagType::MissedEvents, 0, tag.missed_events, outputChannel(), tag.time});
+}
+
+std::vector<std::uint64_t> Combiner::getChannelCounts() const {
+  std::lock_guard lock(counts_mutex_);
+  return {counts_.begin(), counts_.end() - 1};
+}
+
+void Combiner::clearChannelCounts() {
+  std::lock_guard lock(counts_mutex_);
+  std::fill(counts_.begin(), counts_.end(), 0);
+}
+
+}  // namespace tagflow

@@ -1,0 +1,84 @@
+#include "tagflow/channels/constant_fraction_discriminator.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+namespace {
+
+std::vector<channel_t> bothEdges(const std::vector<channel_t>& channels) {
+  std::vector<channel_t> edges;
+  for (channel_t channel : channels) {
+    edges.push_back(channel);
+    edges.push_back(-channel);
+  }
+  return edges;
+}
+
+std::vector<channel_t> checkedChannels(std::vector<channel_t> channels, const std::string& label) {
+  if (channels.empty()) throw InvalidArgument(label + ": channels is empty (valid: one or more)");
+  for (channel_t channel : channels) {
+    if (channel <= 0) {
+      throw InvalidArgument(label + ": channel " + std::to_string(channel) +
+                            " is invalid (valid: rising-edge channels > 0; the falling edge "
+                            "-channel is paired with it)");
+    }
+  }
+  if (std::set<channel_t>(channels.begin(), channels.end()).size() != channels.size()) {
+    throw InvalidArgument(label + ": a channel is listed twice");
+  }
+  return channels;
+}
+
+}  // namespace
+
+ConstantFractionDiscriminator::ConstantFractionDiscriminator(std::string name,
+                                                             std::vector<channel_t> channels,
+                                                             timestamp_t search_window)
+    : VirtualChannel(
+          "ConstantFractionDiscriminator", std::move(name),
+          Parameters{{"channels", std::vector<std::int64_t>(channels.begin(), channels.end())},
+                     {"search_window", search_window}},
+          channels.size()),
+      channels_(checkedChannels(std::move(channels),
+                                "ConstantFractionDiscriminator '" + this->name() + "'")),
+      search_window_(search_window),
+      edges_(bothEdges(channels_), "ConstantFractionDiscriminator '" + this->name() + "'"),
+      rising_(channels_.size()) {
+  const std::string label = "ConstantFractionDiscriminator '" + this->name() + "'";
+  if (search_window <= 0) {
+    throw InvalidArgument(label + ": search_window " + std::to_string(search_window) +
+                          " ps is invalid (valid: > 0)");
+  }
+}
+
+std::vector<channel_t> ConstantFractionDiscriminator::inputChannels() const {
+  return edges_.channels();
+}
+
+void ConstantFractionDiscriminator::consume(std::span<const Tag> time_tags,
+                                            std::vector<Tag>& emitted) {
+  for (const Tag& tag : time_tags) {
+    const std::uint32_t slot = edges_.slot(tag.channel);
+    if (slot == edges_.discardSlot()) continue;
+    const std::size_t i = slot / 2;
+    if (slot % 2 == 0) {
+      rising_[i] = tag.time;
+    } else if (rising_[i]) {
+      const timestamp_t width = tag.time - *rising_[i];
+      if (width <= search_window_) {
+        emitted.push_back(Tag{TagType::TimeTag, 0, 0, outputChannel(i), *rising_[i] + width / 2});
+      }
+      rising_[i].reset();
+    }
+  }
+}
+
+void ConstantFractionDiscriminator::forgetHistory() {
+  std::fill(rising_.begin(), rising_.end(), std::nullopt);
+}
+
+}  // namespace tagflow

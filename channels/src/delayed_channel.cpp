@@ -1,0 +1,58 @@
+#include "tagflow/channels/delayed_channel.hpp"
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+DelayedChannel::DelayedChannel(std::string name, channel_t input, timestamp_t delay)
+    : VirtualChannel("DelayedChannel", std::move(name),
+                     Parameters{{"input_channel", std::int64_t{input}}, {"delay", delay}}),
+      input_(input),
+      delay_(delay) {
+  if (input == CHANNEL_UNUSED) {
+    throw InvalidArgument("DelayedChannel '" + this->name() + "': input_channel is unused");
+  }
+  if (delay < 0) {
+    throw InvalidArgument("DelayedChannel '" + this->name() + "': delay " + std::to_string(delay) +
+                          " ps is invalid (valid: >= 0; to move a channel earlier, delay the "
+                          "other channels instead)");
+  }
+}
+
+// Branch-free compaction: every tag is written, only matches advance the end.
+void DelayedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& /*emitted*/) {
+  std::size_t end = owed_.size();
+  owed_.resize(end + time_tags.size());
+  timestamp_t* out = owed_.data();
+  for (const Tag& tag : time_tags) {
+    out[end] = tag.time + delay_;
+    end += tag.channel == input_ ? 1 : 0;
+  }
+  owed_.resize(end);
+}
+
+void DelayedChannel::emitOwed(timestamp_t until, std::vector<Tag>& emitted) {
+  const channel_t output = outputChannel();
+  for (; owed_head_ < owed_.size() && owed_[owed_head_] < until; ++owed_head_) {
+    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, owed_[owed_head_]});
+  }
+  if (owed_head_ == owed_.size()) {
+    owed_.clear();
+    owed_head_ = 0;
+  } else if (owed_head_ > owed_.size() / 2) {
+    owed_.erase(owed_.begin(), owed_.begin() + static_cast<std::ptrdiff_t>(owed_head_));
+    owed_head_ = 0;
+  }
+}
+
+void DelayedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
+  if (tag.channel != input_) return;
+  emitted.push_back(Tag{TagType::MissedEvents, 0, tag.missed_events, outputChannel(), tag.time});
+}
+
+void DelayedChannel::dropOwed() {
+  owed_.clear();
+  owed_head_ = 0;
+}
+
+}  // namespace tagflow
