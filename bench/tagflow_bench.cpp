@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "bench_stream.hpp"
+#include "channel_bench.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/memory_source.hpp"
 #include "tagflow/io/source_registry.hpp"
@@ -344,6 +345,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100));
   app.add_option("--only", options.only, "benchmark only this measurement");
   app.add_option("--json", options.json, "also write the figures as JSON");
+  bool channels = false;
+  app.add_flag("--channels", channels,
+               "benchmark the virtual channels and a composed graph instead (--only: prefix)");
   app.add_flag("--memory-check", options.memory_check,
                "compare peak RSS of a synthetic-source run at --memory-tags and 4x that");
   app.add_option("--memory-tags", options.memory_tags, "tags of the shorter memory-check run");
@@ -356,6 +360,10 @@ int main(int argc, char** argv) {
   try {
     if (options.memory_child > 0) return memoryChild(options);
     if (options.memory_check) return memoryCheck(options);
+    if (channels) {
+      return runChannelBench(
+          {options.tags, options.block_size, options.threads, options.runs, options.only});
+    }
     return runBench(options);
   } catch (const std::exception& error) {
     std::cerr << "tagflow-bench: error: " << error.what() << "\n";

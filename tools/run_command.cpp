@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "graph_builder.hpp"
 #include "run_config.hpp"
+#include "tagflow/channels/registry.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/hdf5_writer.hpp"
@@ -41,14 +43,6 @@ int runCommand(const RunOptions& options) {
   if (options.threads >= 0) config.threads = options.threads;
 
   std::unique_ptr<Source> source = within("[source]", [&] { return makeSource(config.source); });
-  std::vector<std::unique_ptr<Measurement>> measurements;
-  for (const auto& spec : config.measurements) {
-    measurements.push_back(within("measurement '" + spec.name + "' (" + spec.kind + ")", [&] {
-      return makeMeasurement(spec.kind, spec.name, spec.parameters);
-    }));
-  }
-  checkOutputWritable(config.output);
-
   GraphOptions graph_options;
   graph_options.threads = config.threads;
   graph_options.max_blocks_in_flight = config.max_blocks_in_flight;
@@ -57,7 +51,9 @@ int runCommand(const RunOptions& options) {
   if (show_progress) graph_options.progress = printProgress;
 
   MeasurementGraph graph(*source, graph_options);
-  for (auto& measurement : measurements) graph.add(*measurement);
+  const BuiltGraph nodes = buildGraph(config, graph);
+  const auto& measurements = nodes.measurements;
+  checkOutputWritable(config.output);
   if (!options.quiet) {
     std::cout << "source: " << source->describe() << "\n";
     std::cout << "running " << measurements.size() << " measurement(s)";
@@ -91,6 +87,13 @@ std::string kindsHelp() {
   }
   out << "Measurement kinds ([[measurement]] kind = ..., name = ...):\n";
   for (const auto& kind : measurementKinds()) {
+    out << "  " << kind.kind << ": " << kind.summary << "\n";
+    for (const auto& key : kind.keys) out << "      " << key.key << ": " << key.help << "\n";
+  }
+  out << "Virtual channel kinds ([[channel]] kind = ..., name = ...; a channel key of any node "
+         "may\n"
+         "name a virtual channel instead of a number: \"name\", or \"name:i\" for output i):\n";
+  for (const auto& kind : virtualChannelKinds()) {
     out << "  " << kind.kind << ": " << kind.summary << "\n";
     for (const auto& key : kind.keys) out << "      " << key.key << ": " << key.help << "\n";
   }

@@ -1,6 +1,7 @@
 #include "run_config.hpp"
 
 #include <toml++/toml.h>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -21,6 +22,22 @@ ParameterValue toParameter(const toml::node& node, const std::string& key) {
   if (auto v = node.as_boolean()) return v->get();
   if (auto v = node.as_string()) return v->get();
   if (auto array = node.as_array()) {
+    const bool names_channels = std::any_of(
+        array->begin(), array->end(), [](const toml::node& item) { return item.is_string(); });
+    if (names_channels) {
+      std::vector<std::string> values;
+      for (const auto& item : *array) {
+        if (auto text = item.as_string()) {
+          values.push_back(text->get());
+        } else if (auto integer = item.as_integer()) {
+          values.push_back(std::to_string(integer->get()));
+        } else {
+          throw InvalidArgument("key '" + key + "' (" + place(node) +
+                                "): a list holding names may hold only names and integers");
+        }
+      }
+      return values;
+    }
     if (array->is_homogeneous(toml::node_type::integer)) {
       std::vector<std::int64_t> values;
       for (const auto& item : *array) values.push_back(item.as_integer()->get());
@@ -68,6 +85,35 @@ Parameters toParameters(const toml::table& table, const std::string& prefix,
   return parameters;
 }
 
+// The [[section]] tables: kind, name (default: kind and position) and the other keys.
+std::vector<MeasurementSpec> nodeSpecs(const toml::table& root, const std::string& section) {
+  std::vector<MeasurementSpec> specs;
+  const toml::node* node = root.get(section);
+  if (node == nullptr) return specs;
+  const toml::array* tables = node->as_array();
+  if (tables == nullptr || !tables->is_array_of_tables()) {
+    throw InvalidArgument("'" + section + "' (" + place(*node) + ") must be written [[" + section +
+                          "]]");
+  }
+  for (std::size_t i = 0; i < tables->size(); ++i) {
+    Parameters p = toParameters(*tables->get(i)->as_table(), section + ".", nullptr);
+    MeasurementSpec spec;
+    spec.kind = p.getString("kind");
+    spec.name = p.getString("name", spec.kind + std::to_string(i));
+    for (const auto& [key, value] : p.entries()) {
+      if (key != "kind" && key != "name") spec.parameters.set(key, value);
+    }
+    for (const auto& other : specs) {
+      if (other.name == spec.name) {
+        throw InvalidArgument(section + " #" + std::to_string(i) + ": duplicate name '" +
+                              spec.name + "' (names must be unique)");
+      }
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
 }  // namespace
 
 RunConfig parseRunConfig(const std::string& text, const std::string& origin) {
@@ -84,9 +130,9 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin) {
   config.text = text;
   for (const auto& [key, node] : root) {
     const std::string name(key.str());
-    if (name != "run" && name != "source" && name != "measurement") {
+    if (name != "run" && name != "source" && name != "channel" && name != "measurement") {
       throw InvalidArgument("config '" + origin + "': unknown section '" + name + "' (" +
-                            place(node) + "; valid: run, source, measurement)");
+                            place(node) + "; valid: run, source, channel, measurement)");
     }
   }
 
@@ -118,28 +164,10 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin) {
   config.source.parameters = toParameters(*source, "source.", &config.source.tables);
   config.source.kind = config.source.parameters.getString("kind");
 
-  const toml::array* measurements = root["measurement"].as_array();
-  if (measurements == nullptr || measurements->empty()) {
+  config.channels = nodeSpecs(root, "channel");
+  config.measurements = nodeSpecs(root, "measurement");
+  if (config.measurements.empty()) {
     throw InvalidArgument("config '" + origin + "': no [[measurement]] given");
-  }
-  for (std::size_t i = 0; i < measurements->size(); ++i) {
-    const toml::table* table = measurements->get(i)->as_table();
-    if (table == nullptr)
-      throw InvalidArgument("measurement #" + std::to_string(i) + " is not a table");
-    Parameters p = toParameters(*table, "measurement.", nullptr);
-    MeasurementSpec spec;
-    spec.kind = p.getString("kind");
-    spec.name = p.getString("name", spec.kind + std::to_string(i));
-    for (const auto& [key, value] : p.entries()) {
-      if (key != "kind" && key != "name") spec.parameters.set(key, value);
-    }
-    for (const auto& other : config.measurements) {
-      if (other.name == spec.name) {
-        throw InvalidArgument("measurement #" + std::to_string(i) + ": duplicate name '" +
-                              spec.name + "' (names must be unique)");
-      }
-    }
-    config.measurements.push_back(std::move(spec));
   }
   return config;
 }

@@ -1,5 +1,6 @@
 // RunConfig: a `tagflow run` configuration file (TOML) read into plain values: the [run]
-// settings, the [source] spec and the [[measurement]] list. TOML values map onto Parameters
+// settings, the [source] spec, the [[channel]] list (virtual channels) and the [[measurement]]
+// list. TOML values map onto Parameters
 // (integers, floats, booleans, strings, lists of integers or numbers); anything else, an
 // unknown key or a missing one is an InvalidArgument that names the key and its place.
 #pragma once
@@ -24,6 +25,7 @@ struct RunConfig {
   int threads = 0;
   std::size_t max_blocks_in_flight = 8;
   SourceSpec source;
+  std::vector<MeasurementSpec> channels;  // [[channel]]: virtual channels
   std::vector<MeasurementSpec> measurements;
   std::string text;  // the file as read, stored with the results
 };

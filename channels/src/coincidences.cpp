@@ -112,6 +112,7 @@ Coincidences::Coincidences(std::string kind, std::string name,
 void Coincidences::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
   const std::uint32_t discard = index_.discardSlot();
   for (const Tag& tag : time_tags) {
+    prefetchAhead(&tag);
     const std::uint32_t slot = index_.slot(tag.channel);
     if (slot == discard) continue;
     for (std::uint32_t g : groups_of_slot_[slot]) {

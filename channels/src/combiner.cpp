@@ -25,17 +25,18 @@ Combiner::Combiner(std::string name, std::vector<channel_t> channels)
 void Combiner::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
   const std::uint32_t discard = index_.discardSlot();
-  std::size_t end = emitted.size();
-  emitted.resize(end + time_tags.size());
-  Tag* out = emitted.data();
+  if (candidates_.size() < time_tags.size()) candidates_.resize(time_tags.size());
+  Tag* out = candidates_.data();
+  std::size_t end = 0;
   std::lock_guard lock(counts_mutex_);
   for (const Tag& tag : time_tags) {
+    prefetchAhead(&tag);
     const std::uint32_t slot = index_.slot(tag.channel);
     ++counts_[slot];
     out[end] = Tag{TagType::TimeTag, 0, 0, output, tag.time};
     end += slot != discard ? 1 : 0;
   }
-  emitted.resize(end);
+  emitted.insert(emitted.end(), out, out + end);
 }
 
 void Combiner::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {

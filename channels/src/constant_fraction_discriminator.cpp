@@ -62,6 +62,7 @@ std::vector<channel_t> ConstantFractionDiscriminator::inputChannels() const {
 void ConstantFractionDiscriminator::consume(std::span<const Tag> time_tags,
                                             std::vector<Tag>& emitted) {
   for (const Tag& tag : time_tags) {
+    prefetchAhead(&tag);
     const std::uint32_t slot = edges_.slot(tag.channel);
     if (slot == edges_.discardSlot()) continue;
     const std::size_t i = slot / 2;

@@ -1,5 +1,7 @@
 #include "tagflow/channels/delayed_channel.hpp"
 
+#include <algorithm>
+
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
@@ -19,28 +21,32 @@ DelayedChannel::DelayedChannel(std::string name, channel_t input, timestamp_t de
   }
 }
 
-// Branch-free compaction: every tag is written, only matches advance the end.
+// Branch-free compaction: every tag is written, only matches advance the end. The storage
+// only grows (owed_end_ marks the end), so no block pays for initialising it.
 void DelayedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& /*emitted*/) {
-  std::size_t end = owed_.size();
-  owed_.resize(end + time_tags.size());
+  std::size_t end = owed_end_;
+  if (owed_.size() < end + time_tags.size()) owed_.resize(end + time_tags.size());
   timestamp_t* out = owed_.data();
   for (const Tag& tag : time_tags) {
+    prefetchAhead(&tag);
     out[end] = tag.time + delay_;
     end += tag.channel == input_ ? 1 : 0;
   }
-  owed_.resize(end);
+  owed_end_ = end;
 }
 
 void DelayedChannel::emitOwed(timestamp_t until, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
-  for (; owed_head_ < owed_.size() && owed_[owed_head_] < until; ++owed_head_) {
+  for (; owed_head_ < owed_end_ && owed_[owed_head_] < until; ++owed_head_) {
     emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, owed_[owed_head_]});
   }
-  if (owed_head_ == owed_.size()) {
-    owed_.clear();
+  if (owed_head_ == owed_end_) {
+    owed_end_ = 0;
     owed_head_ = 0;
-  } else if (owed_head_ > owed_.size() / 2) {
-    owed_.erase(owed_.begin(), owed_.begin() + static_cast<std::ptrdiff_t>(owed_head_));
+  } else if (owed_head_ > owed_end_ / 2) {
+    std::copy(owed_.begin() + static_cast<std::ptrdiff_t>(owed_head_),
+              owed_.begin() + static_cast<std::ptrdiff_t>(owed_end_), owed_.begin());
+    owed_end_ -= owed_head_;
     owed_head_ = 0;
   }
 }
@@ -51,7 +57,7 @@ void DelayedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
 }
 
 void DelayedChannel::dropOwed() {
-  owed_.clear();
+  owed_end_ = 0;
   owed_head_ = 0;
 }
 

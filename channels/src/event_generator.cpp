@@ -48,6 +48,7 @@ std::vector<channel_t> EventGenerator::inputChannels() const {
 
 void EventGenerator::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
   for (const Tag& tag : time_tags) {
+    prefetchAhead(&tag);
     if (tag.channel == stop_) {
       emitOwed(tag.time + 1, emitted);  // pattern tags at the stop's time still count
       owed_ = {};

@@ -24,6 +24,7 @@ FrequencyMultiplier::FrequencyMultiplier(std::string name, channel_t input, std:
 void FrequencyMultiplier::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
   for (const Tag& tag : time_tags) {
+    prefetchAhead(&tag);
     if (tag.channel != input_) continue;
     emitOwed(tag.time, emitted);
     owed_.clear();  // predictions at or after this input are superseded

@@ -29,15 +29,22 @@ GatedChannel::GatedChannel(std::string name, channel_t input, channel_t gate_sta
   }
 }
 
+// Branch-free: every tag is written as a candidate, only passed ones advance the end. The
+// candidate buffer only grows, so no block pays for initialising it.
 void GatedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
+  if (candidates_.size() < time_tags.size()) candidates_.resize(time_tags.size());
+  Tag* out = candidates_.data();
+  std::size_t end = 0;
+  bool open = open_;
   for (const Tag& tag : time_tags) {
-    if (tag.channel == input_ && open_) {
-      emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, tag.time});
-    }
-    if (tag.channel == gate_start_) open_ = true;
-    if (tag.channel == gate_stop_) open_ = false;
+    prefetchAhead(&tag);
+    out[end] = Tag{TagType::TimeTag, 0, 0, output, tag.time};
+    end += (tag.channel == input_) & open ? 1 : 0;
+    open = (open | (tag.channel == gate_start_)) & (tag.channel != gate_stop_);
   }
+  open_ = open;
+  emitted.insert(emitted.end(), out, out + end);
 }
 
 void GatedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {

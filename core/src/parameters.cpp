@@ -103,8 +103,8 @@ void Parameters::requireOnly(std::initializer_list<std::string_view> allowed,
 }
 
 std::string_view parameterTypeName(const ParameterValue& value) {
-  constexpr std::string_view names[] = {"integer", "number",   "boolean",
-                                        "string",  "int list", "number list"};
+  constexpr std::string_view names[] = {"integer",  "number",      "boolean",    "string",
+                                        "int list", "number list", "string list"};
   return names[value.index()];
 }
 
@@ -118,7 +118,8 @@ std::string formatParameter(const ParameterValue& value) {
         } else if constexpr (std::is_same_v<T, bool>) {
           out << (v ? "true" : "false");
         } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>> ||
-                             std::is_same_v<T, std::vector<double>>) {
+                             std::is_same_v<T, std::vector<double>> ||
+                             std::is_same_v<T, std::vector<std::string>>) {
           out << '[';
           for (std::size_t i = 0; i < v.size(); ++i) out << (i ? ", " : "") << v[i];
           out << ']';

@@ -99,6 +99,23 @@ void VirtualChannel::generate(const TagBlock& in) {
   }
 }
 
+// The common case, nothing special in the block: a branch-free two-way merge (the source of
+// each output tag is selected, not branched on, so interleaving costs no mispredictions).
+void VirtualChannel::mergePlain(std::span<const Tag> input, Tag* out) const {
+  const Tag* in = input.data();
+  const Tag* const in_end = in + input.size();
+  const Tag* generated = emitted_.data();
+  const Tag* const generated_end = generated + emitted_.size();
+  while (in != in_end && generated != generated_end) {
+    const bool take_generated = generated->time < in->time;
+    *out++ = *(take_generated ? generated : in);
+    generated += take_generated ? 1 : 0;
+    in += take_generated ? 0 : 1;
+  }
+  out = std::copy(in, in_end, out);
+  std::copy(generated, generated_end, out);
+}
+
 // Input and generated tags in time order, generated after input at equal times. Walks the
 // input's special tags alongside to know, for each generated tag, whether it falls inside an
 // overflow interval.
@@ -123,20 +140,26 @@ void VirtualChannel::merge(const TagBlock& in, BlockBuffer& out) {
     return;
   }
 
-  out.storage.resize(in.tags.size() + emitted_.size());
+  // Grown once, never shrunk: resizing down and up again would zero-fill every block.
+  const std::size_t total = in.tags.size() + emitted_.size();
+  if (out.storage.size() < total) out.storage.resize(total);
+  const bool plain = in.special.empty() && !in_overflow_ &&
+                     std::all_of(emitted_.begin(), emitted_.end(),
+                                 [](const Tag& tag) { return tag.type == TagType::TimeTag; });
+  if (plain) {
+    mergePlain(in.tags, out.storage.data());
+    out.tags = std::span<const Tag>(out.storage.data(), total);
+    return;
+  }
   Tag* write = out.storage.data();
-  std::size_t read = 0;
+  const Tag* read = in.tags.data();
+  const Tag* const read_end = read + in.tags.size();
   for (Tag tag : emitted_) {
-    const std::size_t insert_at =
-        read +
-        static_cast<std::size_t>(
-            std::upper_bound(in.tags.begin() + static_cast<std::ptrdiff_t>(read), in.tags.end(),
-                             tag.time, [](timestamp_t t, const Tag& x) { return t < x.time; }) -
-            (in.tags.begin() + static_cast<std::ptrdiff_t>(read)));
-    pass_specials_before(insert_at);
-    write = std::copy(in.tags.begin() + static_cast<std::ptrdiff_t>(read),
-                      in.tags.begin() + static_cast<std::ptrdiff_t>(insert_at), write);
-    read = insert_at;
+    const Tag* run_end = read;
+    while (run_end != read_end && run_end->time <= tag.time) ++run_end;
+    pass_specials_before(static_cast<std::size_t>(run_end - in.tags.data()));
+    write = std::copy(read, run_end, write);
+    read = run_end;
     if (in_overflow_ && tag.type == TagType::TimeTag) {
       tag.type = TagType::MissedEvents;
       tag.missed_events = 1;
@@ -148,8 +171,8 @@ void VirtualChannel::merge(const TagBlock& in, BlockBuffer& out) {
     ++inserted;
   }
   pass_specials_before(in.tags.size());
-  std::copy(in.tags.begin() + static_cast<std::ptrdiff_t>(read), in.tags.end(), write);
-  out.tags = out.storage;
+  std::copy(read, read_end, write);
+  out.tags = std::span<const Tag>(out.storage.data(), total);
 }
 
 }  // namespace tagflow

@@ -109,6 +109,8 @@ void writeParameterAttribute(hid_t object, const std::string& name, const Parame
           writeArrayAttribute(object, name, &flag, 1, true);
         } else if constexpr (std::is_same_v<V, std::int64_t> || std::is_same_v<V, double>) {
           writeArrayAttribute(object, name, &v, 1, true);
+        } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+          writeStringAttribute(object, name, formatParameter(value));
         } else {
           writeArrayAttribute(object, name, v.data(), v.size(), false);
         }

@@ -27,6 +27,7 @@ class Combiner : public VirtualChannel {
   ChannelIndex index_;
   mutable std::mutex counts_mutex_;
   std::vector<std::uint64_t> counts_;  // per slot, plus the discard slot
+  std::vector<Tag> candidates_;        // only grows: see GatedChannel
 };
 
 }  // namespace tagflow

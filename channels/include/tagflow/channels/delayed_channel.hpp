@@ -27,8 +27,9 @@ class DelayedChannel : public VirtualChannel {
  private:
   channel_t input_;
   timestamp_t delay_;
-  std::vector<timestamp_t> owed_;  // times, ascending, from owed_head_ on
+  std::vector<timestamp_t> owed_;  // times, ascending, in [owed_head_, owed_end_)
   std::size_t owed_head_ = 0;
+  std::size_t owed_end_ = 0;
 };
 
 }  // namespace tagflow

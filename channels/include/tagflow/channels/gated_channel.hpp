@@ -30,6 +30,7 @@ class GatedChannel : public VirtualChannel {
   channel_t gate_stop_;
   bool initially_open_;
   bool open_;
+  std::vector<Tag> candidates_;
 };
 
 }  // namespace tagflow

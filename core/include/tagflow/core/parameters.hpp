@@ -14,8 +14,11 @@
 
 namespace tagflow {
 
-using ParameterValue = std::variant<std::int64_t, double, bool, std::string,
-                                    std::vector<std::int64_t>, std::vector<double>>;
+// A list of strings only comes from a configuration file, where a channel may be named by the
+// virtual channel that produces it; the names are resolved to numbers before a node is built.
+using ParameterValue =
+    std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>,
+                 std::vector<double>, std::vector<std::string>>;
 
 class Parameters {
  public:

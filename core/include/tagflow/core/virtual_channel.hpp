@@ -84,6 +84,7 @@ class VirtualChannel {
  private:
   void generate(const TagBlock& in);
   void merge(const TagBlock& in, BlockBuffer& out);
+  void mergePlain(std::span<const Tag> input, Tag* out) const;
 
   std::string kind_;
   std::string name_;

@@ -1,0 +1,196 @@
+#include "channel_bench.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "bench_stream.hpp"
+#include "tagflow/channels/coincidences.hpp"
+#include "tagflow/channels/combiner.hpp"
+#include "tagflow/channels/constant_fraction_discriminator.hpp"
+#include "tagflow/channels/delayed_channel.hpp"
+#include "tagflow/channels/event_generator.hpp"
+#include "tagflow/channels/frequency_multiplier.hpp"
+#include "tagflow/channels/gated_channel.hpp"
+#include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/memory_source.hpp"
+#include "tagflow/io/source_registry.hpp"
+#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/measurements/correlation.hpp"
+#include "tagflow/measurements/counter.hpp"
+#include "tagflow/measurements/countrate.hpp"
+
+namespace tagflow::bench {
+
+namespace {
+
+using Stream = std::shared_ptr<const std::vector<Tag>>;
+
+struct ChannelCase {
+  std::string name;
+  std::string setup;
+  bool with_falling_edges = false;  // runs on the stream whose channel 1 has falling edges
+  std::function<std::unique_ptr<VirtualChannel>()> make;
+};
+
+std::vector<ChannelCase> channelCases() {
+  return {
+      {"DelayedChannel", "channel 2 (10 MHz) delayed by 1 ns", false,
+       [] { return std::make_unique<DelayedChannel>("delayed", 2, 1000); }},
+      {"GatedChannel", "channel 1 (20 MHz) gated open by 3, closed by 5", false,
+       [] { return std::make_unique<GatedChannel>("gated", 1, 3, 5); }},
+      {"Combiner", "channels 4 and 5 (1 + 2 MHz)", false,
+       [] {
+         return std::make_unique<Combiner>("combined", std::vector<channel_t>{4, 5});
+       }},
+      {"Coincidence", "channels 1 and 2, window 2 ns", false,
+       [] {
+         return std::make_unique<Coincidence>("coincidence", std::vector<channel_t>{1, 2}, 2000);
+       }},
+      {"Coincidences", "groups {1,2} {1,3} {2,3}, window 2 ns", false,
+       [] {
+         return std::make_unique<Coincidences>(
+             "coincidences", std::vector<std::vector<channel_t>>{{1, 2}, {1, 3}, {2, 3}}, 2000);
+       }},
+      {"FrequencyMultiplier", "channel 3 (10 MHz clock) x 4", false,
+       [] { return std::make_unique<FrequencyMultiplier>("multiplied", 3, 4); }},
+      {"EventGenerator", "every 10th tick of channel 3, pattern of 3 tags", false,
+       [] {
+         return std::make_unique<EventGenerator>("pattern", 3,
+                                                 std::vector<timestamp_t>{0, 1000, 2000}, 10);
+       }},
+      {"ConstantFractionDiscriminator", "channel 1 (20 MHz pulses of 3 ns), search 10 ns", true,
+       [] {
+         return std::make_unique<ConstantFractionDiscriminator>("cfd", std::vector<channel_t>{1},
+                                                                10'000);
+       }},
+  };
+}
+
+// The demo stream with channel 1's falling edge (channel -1) 3 ns after each rising one.
+Stream makePulseStream(std::size_t count) {
+  SyntheticConfig config;
+  config.channels = demoChannels();
+  SyntheticChannel falling;
+  falling.kind = SyntheticChannel::Kind::Partner;
+  falling.channel = -1;
+  falling.partner_of = 1;
+  falling.delay_ps = 3000;
+  falling.jitter_ps = 50;
+  config.channels.push_back(falling);
+  config.seed = 1;
+  config.block_size = 1 << 16;
+  SyntheticSource source(config);
+  auto tags = std::make_shared<std::vector<Tag>>();
+  tags->reserve(count);
+  BlockBuffer block;
+  while (tags->size() < count && source.next(block)) {
+    const std::size_t take = std::min(block.tags.size(), count - tags->size());
+    tags->insert(tags->end(), block.tags.begin(),
+                 block.tags.begin() + static_cast<std::ptrdiff_t>(take));
+  }
+  return tags;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// Capacity of the first node after the source (the virtual channel, or the scan when there is
+// none), median over runs.
+double capacity(const Stream& stream, const ChannelBenchOptions& options,
+                const std::function<std::unique_ptr<VirtualChannel>()>& make_channel) {
+  std::vector<double> capacities;
+  for (int run = 0; run < options.runs; ++run) {
+    MemorySource source(stream, options.block_size);
+    GraphOptions graph_options;
+    graph_options.threads = options.threads;
+    MeasurementGraph graph(source, graph_options);
+    std::unique_ptr<VirtualChannel> channel;
+    if (make_channel) {
+      channel = make_channel();
+      graph.add(*channel);
+      graph.emplace<NullMeasurement>("reader");
+    } else {
+      graph.emplace<ScanMeasurement>("scan");
+    }
+    capacities.push_back(graph.run().nodes[1].capacityMTagsPerSecond());
+  }
+  return median(capacities);
+}
+
+// Three virtual channels and four measurements reading them: a heralded-pair analysis.
+double composedGraphWall(const Stream& stream, const ChannelBenchOptions& options, int threads) {
+  std::vector<double> walls;
+  for (int run = 0; run < options.runs; ++run) {
+    MemorySource source(stream, options.block_size);
+    GraphOptions graph_options;
+    graph_options.threads = threads;
+    MeasurementGraph graph(source, graph_options);
+    auto& herald = graph.emplace<DelayedChannel>("herald", 1, 1000);
+    auto& pairs =
+        graph.emplace<Coincidence>("pairs", std::vector<channel_t>{herald.getChannel(), 2}, 500);
+    auto& gated = graph.emplace<GatedChannel>("gated", 4, 3, 5);
+    graph.emplace<Countrate>(
+        "rates",
+        std::vector<channel_t>{1, 2, herald.getChannel(), pairs.getChannel(), gated.getChannel()});
+    graph.emplace<Counter>("trace", std::vector<channel_t>{pairs.getChannel(), gated.getChannel()},
+                           1'000'000'000, 100);
+    graph.emplace<Correlation>("g2", 2, herald.getChannel(), 10, 1000);
+    graph.emplace<Correlation>("pairs_vs_clock", pairs.getChannel(), 3, 100, 1000);
+    walls.push_back(graph.run().wallMTagsPerSecond());
+  }
+  return median(walls);
+}
+
+}  // namespace
+
+int runChannelBench(const ChannelBenchOptions& options) {
+  std::vector<ChannelCase> cases;
+  for (auto& channel_case : channelCases()) {
+    if (channel_case.name.starts_with(options.only)) cases.push_back(channel_case);
+  }
+  std::cout << "generating " << options.tags << " tags of the demo stream (and of the pulse "
+            << "stream)..." << std::flush;
+  const Stream stream = makeBenchStream(options.tags);
+  const Stream pulses = makePulseStream(options.tags);
+  std::cout << " done\n";
+  const double scan = capacity(stream, options, nullptr);
+  const double pulse_scan = capacity(pulses, options, nullptr);
+
+  std::cout << std::fixed << "\n"
+            << options.tags << " tags, block " << options.block_size << " tags, medians of "
+            << options.runs << " runs; capacity = tags / busy time of the virtual channel's "
+            << "node (one core), ratio = capacity / scan capacity of the same stream\n\n"
+            << std::left << std::setw(32) << "virtual channel" << std::right << std::setw(10)
+            << "MTags/s" << std::setw(8) << "ratio"
+            << "  setup\n"
+            << std::left << std::setw(32) << "Scan" << std::right << std::setw(10)
+            << std::setprecision(1) << scan << std::setw(8) << "1.00"
+            << "  reads every tag (pulse stream: " << pulse_scan << ")\n";
+  for (const auto& channel_case : cases) {
+    const double reference = channel_case.with_falling_edges ? pulse_scan : scan;
+    const double rate =
+        capacity(channel_case.with_falling_edges ? pulses : stream, options, channel_case.make);
+    std::cout << std::left << std::setw(32) << channel_case.name << std::right << std::setw(10)
+              << std::setprecision(1) << rate << std::setw(8) << std::setprecision(2)
+              << rate / reference << "  " << channel_case.setup << "\n";
+  }
+  if (options.only.empty()) {
+    const double one = composedGraphWall(stream, options, 1);
+    const double many = composedGraphWall(stream, options, options.threads);
+    std::cout << std::setprecision(1)
+              << "\n3 virtual channels + 4 measurements (herald delay, pair coincidence, gate; "
+                 "Countrate, Counter, 2 Correlations): "
+              << one << " MTags/s wall on 1 thread, " << many << " MTags/s on " << options.threads
+              << " threads (x" << std::setprecision(2) << many / one << ")\n";
+  }
+  return 0;
+}
+
+}  // namespace tagflow::bench

@@ -1,0 +1,170 @@
+#include "graph_builder.hpp"
+
+#include <charconv>
+#include <map>
+#include <optional>
+
+#include "tagflow/channels/registry.hpp"
+#include "tagflow/core/error.hpp"
+#include "tagflow/measurements/registry.hpp"
+
+namespace tagflow::cli {
+
+namespace {
+
+bool isChannelKey(const std::string& key) {
+  return key.find("channel") != std::string::npos || key.find("gate") != std::string::npos ||
+         key.rfind("group", 0) == 0;
+}
+
+std::optional<std::int64_t> integerText(const std::string& text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+struct Reference {
+  std::string name;
+  std::size_t output = 0;
+};
+
+Reference parseReference(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) return {text, 0};
+  const auto index = integerText(text.substr(colon + 1));
+  if (!index || *index < 0) return {text, 0};
+  return {text.substr(0, colon), static_cast<std::size_t>(*index)};
+}
+
+// The names a node's channel keys refer to.
+std::vector<std::string> referencedNames(const Parameters& parameters) {
+  std::vector<std::string> names;
+  for (const auto& [key, value] : parameters.entries()) {
+    if (!isChannelKey(key)) continue;
+    std::vector<std::string> texts;
+    if (const auto* text = std::get_if<std::string>(&value)) texts.push_back(*text);
+    if (const auto* list = std::get_if<std::vector<std::string>>(&value)) texts = *list;
+    for (const auto& text : texts) {
+      if (!integerText(text)) names.push_back(parseReference(text).name);
+    }
+  }
+  return names;
+}
+
+class Resolver {
+ public:
+  void define(const std::string& name, std::vector<channel_t> outputs) {
+    outputs_[name] = std::move(outputs);
+  }
+
+  // The parameters with every channel name replaced by its number.
+  Parameters resolve(const Parameters& parameters, const std::string& owner) const {
+    Parameters resolved;
+    for (const auto& [key, value] : parameters.entries()) {
+      if (!isChannelKey(key)) {
+        resolved.set(key, value);
+      } else if (const auto* text = std::get_if<std::string>(&value)) {
+        resolved.set(key, channelFor(*text, owner, key));
+      } else if (const auto* list = std::get_if<std::vector<std::string>>(&value)) {
+        std::vector<std::int64_t> channels;
+        for (const auto& item : *list) channels.push_back(channelFor(item, owner, key));
+        resolved.set(key, channels);
+      } else {
+        resolved.set(key, value);
+      }
+    }
+    return resolved;
+  }
+
+ private:
+  std::int64_t channelFor(const std::string& text, const std::string& owner,
+                          const std::string& key) const {
+    if (const auto number = integerText(text)) return *number;
+    const Reference reference = parseReference(text);
+    const auto found = outputs_.find(reference.name);
+    if (found == outputs_.end()) {
+      std::string known;
+      for (const auto& [name, outputs] : outputs_) known += (known.empty() ? "" : ", ") + name;
+      throw InvalidArgument(owner + ", key '" + key + "': no virtual channel named '" +
+                            reference.name + "' (defined: " + (known.empty() ? "none" : known) +
+                            ")");
+    }
+    if (reference.output >= found->second.size()) {
+      throw InvalidArgument(owner + ", key '" + key + "': '" + text + "' asks for output " +
+                            std::to_string(reference.output) + " of '" + reference.name +
+                            "' (valid: 0.." + std::to_string(found->second.size() - 1) + ")");
+    }
+    return found->second[reference.output];
+  }
+
+  std::map<std::string, std::vector<channel_t>> outputs_;
+};
+
+// Virtual channel specs in an order where every channel comes after those it names.
+std::vector<std::size_t> buildOrder(const std::vector<MeasurementSpec>& channels) {
+  std::map<std::string, std::size_t> by_name;
+  for (std::size_t i = 0; i < channels.size(); ++i) by_name[channels[i].name] = i;
+  enum class Mark { None, Visiting, Done };
+  std::vector<Mark> marks(channels.size(), Mark::None);
+  std::vector<std::size_t> order, path;
+  const auto visit = [&](auto& self, std::size_t node) -> void {
+    if (marks[node] == Mark::Done) return;
+    if (marks[node] == Mark::Visiting) {
+      std::string cycle;
+      for (auto it = std::find(path.begin(), path.end(), node); it != path.end(); ++it) {
+        cycle += "'" + channels[*it].name + "' -> ";
+      }
+      throw InvalidArgument("[[channel]] " + cycle + "'" + channels[node].name +
+                            "' is a cycle (a virtual channel cannot read its own output)");
+    }
+    marks[node] = Mark::Visiting;
+    path.push_back(node);
+    for (const auto& name : referencedNames(channels[node].parameters)) {
+      if (auto found = by_name.find(name); found != by_name.end()) self(self, found->second);
+    }
+    path.pop_back();
+    marks[node] = Mark::Done;
+    order.push_back(node);
+  };
+  for (std::size_t i = 0; i < channels.size(); ++i) visit(visit, i);
+  return order;
+}
+
+template <typename Build>
+auto within(const std::string& context, Build build) {
+  try {
+    return build();
+  } catch (const InvalidArgument& error) {
+    throw InvalidArgument(context + ": " + error.what());
+  }
+}
+
+}  // namespace
+
+BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
+  BuiltGraph built;
+  Resolver resolver;
+  for (std::size_t i : buildOrder(config.channels)) {
+    const MeasurementSpec& spec = config.channels[i];
+    const std::string owner = "channel '" + spec.name + "' (" + spec.kind + ")";
+    auto channel = within(owner, [&] {
+      return makeVirtualChannel(spec.kind, spec.name, resolver.resolve(spec.parameters, owner));
+    });
+    graph.add(*channel);
+    resolver.define(spec.name, channel->getChannels());
+    built.channels.push_back(std::move(channel));
+  }
+  for (const MeasurementSpec& spec : config.measurements) {
+    const std::string owner = "measurement '" + spec.name + "' (" + spec.kind + ")";
+    auto measurement = within(owner, [&] {
+      return makeMeasurement(spec.kind, spec.name, resolver.resolve(spec.parameters, owner));
+    });
+    graph.add(*measurement);
+    built.measurements.push_back(std::move(measurement));
+  }
+  graph.validate();
+  return built;
+}
+
+}  // namespace tagflow::cli
