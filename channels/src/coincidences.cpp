@@ -110,22 +110,21 @@ Coincidences::Coincidences(std::string kind, std::string name,
 }
 
 void Coincidences::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
-  const std::uint32_t discard = index_.discardSlot();
-  for (const Tag& tag : time_tags) {
-    prefetchAhead(&tag);
-    const std::uint32_t slot = index_.slot(tag.channel);
-    if (slot == discard) continue;
+  if (selected_.size() < time_tags.size()) selected_.resize(time_tags.size());
+  const std::size_t count = index_.select(time_tags, selected_.data());
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto [slot, time] = selected_[i];
     for (std::uint32_t g : groups_of_slot_[slot]) {
       const Group& group = groups_[g];
       const bool complete = std::all_of(group.slots.begin(), group.slots.end(), [&](auto other) {
-        return other == slot || (last_[other] != kNeverSeen && tag.time - last_[other] <= window_);
+        return other == slot || (last_[other] != kNeverSeen && time - last_[other] <= window_);
       });
       if (!complete) continue;
-      last_[slot] = tag.time;  // stamp() reads the group's tags including this one
+      last_[slot] = time;  // stamp() reads the group's tags including this one
       emitted.push_back(
-          Tag{TagType::TimeTag, 0, 0, outputChannel(group.output_index), stamp(group, tag.time)});
+          Tag{TagType::TimeTag, 0, 0, outputChannel(group.output_index), stamp(group, time)});
     }
-    last_[slot] = tag.time;
+    last_[slot] = time;
   }
 }
 

@@ -61,15 +61,15 @@ std::vector<channel_t> ConstantFractionDiscriminator::inputChannels() const {
 
 void ConstantFractionDiscriminator::consume(std::span<const Tag> time_tags,
                                             std::vector<Tag>& emitted) {
-  for (const Tag& tag : time_tags) {
-    prefetchAhead(&tag);
-    const std::uint32_t slot = edges_.slot(tag.channel);
-    if (slot == edges_.discardSlot()) continue;
+  if (selected_.size() < time_tags.size()) selected_.resize(time_tags.size());
+  const std::size_t count = edges_.select(time_tags, selected_.data());
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto [slot, time] = selected_[k];
     const std::size_t i = slot / 2;
     if (slot % 2 == 0) {
-      rising_[i] = tag.time;
+      rising_[i] = time;
     } else if (rising_[i]) {
-      const timestamp_t width = tag.time - *rising_[i];
+      const timestamp_t width = time - *rising_[i];
       if (width <= search_window_) {
         emitted.push_back(Tag{TagType::TimeTag, 0, 0, outputChannel(i), *rising_[i] + width / 2});
       }

@@ -23,9 +23,16 @@ FrequencyMultiplier::FrequencyMultiplier(std::string name, channel_t input, std:
 
 void FrequencyMultiplier::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
+  // The input's times first, branch-free; the loop below then only sees input tags.
+  if (inputs_.size() < time_tags.size()) inputs_.resize(time_tags.size());
+  std::size_t count = 0;
   for (const Tag& tag : time_tags) {
     prefetchAhead(&tag);
-    if (tag.channel != input_) continue;
+    inputs_[count] = tag.time;
+    count += tag.channel == input_ ? 1 : 0;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const Tag tag{TagType::TimeTag, 0, 0, input_, inputs_[i]};
     emitOwed(tag.time, emitted);
     owed_.clear();  // predictions at or after this input are superseded
     emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, tag.time});

@@ -43,6 +43,22 @@ ChannelIndex::ChannelIndex(std::span<const channel_t> channels, std::string_view
   lanes_.assign(4 * (channels_.size() + 1), 0);
 }
 
+std::size_t ChannelIndex::select(std::span<const Tag> tags, SelectedTag* out) const {
+  const std::uint16_t* const table = table_.data();
+  const auto table_size = static_cast<std::uint32_t>(table_.size());
+  const auto smallest = static_cast<std::uint32_t>(smallest_);
+  const auto discard = discard_slot_;
+  std::size_t count = 0;
+  for (const Tag& tag : tags) {
+    prefetchAhead(&tag);
+    const std::uint32_t offset = static_cast<std::uint32_t>(tag.channel) - smallest;
+    const std::uint32_t slot = offset < table_size ? table[offset] : discard;
+    out[count] = SelectedTag{slot, tag.time};
+    count += slot != discard ? 1 : 0;
+  }
+  return count;
+}
+
 void ChannelIndex::countTags(std::span<const Tag> tags, std::uint64_t* counts) const {
   const std::size_t stride = channels_.size() + 1;
   std::uint64_t* const lane0 = lanes_.data();

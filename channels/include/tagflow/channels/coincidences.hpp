@@ -55,6 +55,7 @@ class Coincidences : public VirtualChannel {
   std::vector<Group> groups_;
   std::vector<std::vector<std::uint32_t>> groups_of_slot_;  // per slot, the groups using it
   std::vector<timestamp_t> last_;                           // per slot, plus the discard slot
+  std::vector<SelectedTag> selected_;                       // scratch, only grows
 };
 
 class Coincidence : public Coincidences {

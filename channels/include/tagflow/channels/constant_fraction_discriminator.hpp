@@ -31,6 +31,7 @@ class ConstantFractionDiscriminator : public VirtualChannel {
   timestamp_t search_window_;
   ChannelIndex edges_;  // slot 2i: rising edge of channels_[i], 2i + 1: its falling edge
   std::vector<std::optional<timestamp_t>> rising_;  // per channel, an open pulse
+  std::vector<SelectedTag> selected_;               // only grows
 };
 
 }  // namespace tagflow

@@ -30,7 +30,8 @@ class FrequencyMultiplier : public VirtualChannel {
   channel_t input_;
   std::int64_t multiplier_;
   std::optional<timestamp_t> last_input_;
-  std::vector<timestamp_t> owed_;  // ascending
+  std::vector<timestamp_t> owed_;    // ascending
+  std::vector<timestamp_t> inputs_;  // scratch: this run's input times (only grows)
 };
 
 }  // namespace tagflow

@@ -13,6 +13,12 @@
 
 namespace tagflow {
 
+// A tag of an indexed channel, reduced to what a loop over the selection needs.
+struct SelectedTag {
+  std::uint32_t slot;
+  timestamp_t time;
+};
+
 class ChannelIndex {
  public:
   // Largest distance between the smallest and the largest channel in one index.
@@ -31,6 +37,11 @@ class ChannelIndex {
   // last one the discard slot). Four interleaved tables break the store-to-load dependency
   // when consecutive tags hit the same channel.
   void countTags(std::span<const Tag> tags, std::uint64_t* counts) const;
+
+  // The tags of indexed channels, in order, written to `out` (room for tags.size()); returns
+  // how many. Branch-free, so a loop over a sparse selection does not pay a misprediction for
+  // every tag it skips.
+  std::size_t select(std::span<const Tag> tags, SelectedTag* out) const;
 
   std::size_t size() const { return channels_.size(); }
   std::uint32_t discardSlot() const { return discard_slot_; }

@@ -84,7 +84,7 @@ class VirtualChannel {
  private:
   void generate(const TagBlock& in);
   void merge(const TagBlock& in, BlockBuffer& out);
-  void mergePlain(std::span<const Tag> input, Tag* out) const;
+  void mergePlain(std::span<const Tag> input, Tag* out);
 
   std::string kind_;
   std::string name_;
@@ -94,6 +94,7 @@ class VirtualChannel {
   std::atomic<bool> clear_requested_{false};
   bool in_overflow_ = false;  // at the start of the next block
   std::vector<Tag> emitted_;
+  std::vector<std::size_t> insert_at_;  // scratch of mergePlain
 };
 
 }  // namespace tagflow
