@@ -27,10 +27,12 @@ void DelayedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& /
   std::size_t end = owed_end_;
   if (owed_.size() < end + time_tags.size()) owed_.resize(end + time_tags.size());
   timestamp_t* out = owed_.data();
+  const timestamp_t delay = delay_;  // locals: the stores below could alias the members
+  const channel_t input = input_;
   for (const Tag& tag : time_tags) {
     prefetchAhead(&tag);
-    out[end] = tag.time + delay_;
-    end += tag.channel == input_ ? 1 : 0;
+    out[end] = tag.time + delay;
+    end += tag.channel == input ? 1 : 0;
   }
   owed_end_ = end;
 }

@@ -37,11 +37,14 @@ void GatedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& emi
   Tag* out = candidates_.data();
   std::size_t end = 0;
   bool open = open_;
+  const channel_t input = input_;  // locals: the stores below could alias the members
+  const channel_t start = gate_start_;
+  const channel_t stop = gate_stop_;
   for (const Tag& tag : time_tags) {
     prefetchAhead(&tag);
     out[end] = Tag{TagType::TimeTag, 0, 0, output, tag.time};
-    end += (tag.channel == input_) & open ? 1 : 0;
-    open = (open | (tag.channel == gate_start_)) & (tag.channel != gate_stop_);
+    end += (tag.channel == input) & open ? 1 : 0;
+    open = (open | (tag.channel == start)) & (tag.channel != stop);
   }
   open_ = open;
   emitted.insert(emitted.end(), out, out + end);
