@@ -23,9 +23,12 @@ std::vector<channel_t> distinctChannels(const std::vector<std::vector<channel_t>
                             std::to_string(group.size()) +
                             " channel(s) (valid: at least 2 distinct channels)");
     }
-    if (std::set<channel_t>(group.begin(), group.end()).size() != group.size()) {
-      throw InvalidArgument(label + ": group " + std::to_string(g) +
-                            " lists a channel twice (valid: distinct channels)");
+    std::set<channel_t> seen;
+    for (channel_t channel : group) {
+      if (!seen.insert(channel).second) {
+        throw InvalidArgument(label + ": group " + std::to_string(g) + " lists channel " +
+                              std::to_string(channel) + " twice (valid: distinct channels)");
+      }
     }
     for (channel_t channel : group) {
       if (std::find(channels.begin(), channels.end(), channel) == channels.end()) {

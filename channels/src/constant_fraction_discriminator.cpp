@@ -27,8 +27,12 @@ std::vector<channel_t> checkedChannels(std::vector<channel_t> channels, const st
                             "-channel is paired with it)");
     }
   }
-  if (std::set<channel_t>(channels.begin(), channels.end()).size() != channels.size()) {
-    throw InvalidArgument(label + ": a channel is listed twice");
+  std::set<channel_t> seen;
+  for (channel_t channel : channels) {
+    if (!seen.insert(channel).second) {
+      throw InvalidArgument(label + ": channel " + std::to_string(channel) +
+                            " is listed twice (valid: distinct channels)");
+    }
   }
   return channels;
 }

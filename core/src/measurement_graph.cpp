@@ -137,8 +137,9 @@ struct MeasurementGraph::Run {
   std::deque<Consumer> consumers;
   std::deque<NodeProfile> profiles;  // source, then consumers in creation order
   std::deque<NodeTimer> timers;
-  std::vector<Consumer*> starting;  // added while running, waiting for the next block
-  std::vector<Consumer*> stopping;  // removed while running, waiting for the next block
+  // Blocks the source has handed out (the next one gets this sequence number). Written by the
+  // source task before the block is dispatched, read under `mutex` by add() and remove().
+  std::atomic<std::uint64_t> produced{0};
   std::vector<int> virtual_parent;
   tbb::flow::graph* graph = nullptr;
   Clock::time_point start;
@@ -167,18 +168,11 @@ struct MeasurementGraph::Run {
     for (Consumer* consumer : more) consumer->sequencer->try_put(block);
   }
 
-  // Blocks from `sequence` on reach the consumers added since the last block; those removed
-  // since then see none of them.
-  void applyChanges(std::uint64_t sequence) {
-    std::lock_guard lock(mutex);
-    for (Consumer* consumer : starting) {
-      consumer->start_sequence = sequence;
-      consumer->next_unprocessed.store(sequence, std::memory_order_release);
-      streams[static_cast<std::size_t>(consumer->reads)].push_back(consumer);
-    }
-    starting.clear();
-    for (Consumer* consumer : stopping) consumer->stop_sequence = sequence;
-    stopping.clear();
+  // Blocks from the next one the source hands out on reach `consumer`.
+  void startDelivering(Consumer& consumer) {
+    consumer.start_sequence = produced.load(std::memory_order_acquire);
+    consumer.next_unprocessed.store(consumer.start_sequence, std::memory_order_release);
+    streams[static_cast<std::size_t>(consumer.reads)].push_back(&consumer);
   }
 
   NodeTimer& newTimer(std::string name, std::string kind) {
@@ -274,7 +268,7 @@ Measurement& MeasurementGraph::add(Measurement& measurement) {
     consumer.measurement = &measurement;
     consumer.reads = reads + 1;
     run_->connect(consumer, run_->newTimer(measurement.name(), measurement.kind()));
-    run_->starting.push_back(&consumer);
+    run_->startDelivering(consumer);
   }
   measurements_.push_back(&measurement);
   return measurement;
@@ -320,13 +314,9 @@ void MeasurementGraph::remove(Measurement& measurement) {
       }
       if (consumer == nullptr) throw std::logic_error("running measurement without a node");
       consumer->removed = true;
-      const auto waiting = std::find(run->starting.begin(), run->starting.end(), consumer);
-      if (waiting != run->starting.end()) {
-        run->starting.erase(waiting);
-        consumer->stop_sequence = consumer->start_sequence;
-      } else {
-        run->stopping.push_back(consumer);
-      }
+      // Blocks handed out so far still arrive; the ones after do not. A source waiting for
+      // data therefore does not hold the removal up.
+      consumer->stop_sequence = run->produced.load(std::memory_order_acquire);
     }
     lock.unlock();
     // Every block before stop_sequence reaches the measurement; wait until it has seen them.
@@ -417,7 +407,6 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
       control.stop();
       return nullptr;
     }
-    run->applyChanges(sequence);
     PooledBlock* block = pool.tryAcquire();
     if (block == nullptr) throw std::logic_error("block pool exhausted: back-pressure broken");
     const auto began = source_timer.begin();
@@ -436,6 +425,7 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
     }
     next_begin = block->buffer.end_time;
     block->sequence = sequence++;
+    run->produced.store(sequence, std::memory_order_release);
     source_timer.end(began, block->sequence, block->buffer.tags.size());
     block->published = Clock::now();
     profile.stream_duration_ps = block->buffer.end_time - stream_start;

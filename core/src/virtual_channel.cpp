@@ -60,6 +60,8 @@ void VirtualChannel::process(const TagBlock& in, BlockBuffer& out) {
 
 void VirtualChannel::generate(const TagBlock& in) {
   emitted_.clear();
+  passed_on_.clear();
+  passed_on_at_.clear();
   std::size_t position = 0;
   for (std::uint32_t index : in.special) {
     if (index > position) consume(in.tags.subspan(position, index - position), emitted_);
@@ -74,7 +76,9 @@ void VirtualChannel::generate(const TagBlock& in) {
         forgetHistory();
         break;
       case TagType::MissedEvents:
-        onMissedEvents(tag, emitted_);
+        // Right after the input's missed-events tag, so the count stays inside its interval.
+        onMissedEvents(tag, passed_on_);
+        passed_on_at_.resize(passed_on_.size(), index + 1);
         break;
       case TagType::OverflowEnd:
       case TagType::TimeTag:
@@ -112,10 +116,9 @@ Tag* copyRun(const Tag* from, const Tag* to, Tag* out) {
 
 }  // namespace
 
-// The common case, nothing special in the block. First the insertion point of every
-// generated tag (a scan over input times, four tags a step while it can), then the input
-// copied in runs between them.
-void VirtualChannel::mergePlain(std::span<const Tag> input, Tag* out) {
+// For each generated tag, the number of input tags at or before its time (generated tags go
+// after input tags of the same time): a scan over input times, four tags a step while it can.
+void VirtualChannel::findInsertionPoints(std::span<const Tag> input) {
   insert_at_.resize(emitted_.size());
   const Tag* const first = input.data();
   const Tag* const in_end = first + input.size();
@@ -130,19 +133,23 @@ void VirtualChannel::mergePlain(std::span<const Tag> input, Tag* out) {
     insert_at_[j] = static_cast<std::size_t>(in - first);
   }
   for (; j < emitted_.size(); ++j) insert_at_[j] = input.size();
+}
 
+// The common case, nothing special in the block: the input copied in runs between the
+// generated tags.
+void VirtualChannel::mergePlain(std::span<const Tag> input, Tag* out) const {
+  const Tag* const first = input.data();
   std::size_t copied = 0;
-  for (j = 0; j < emitted_.size(); ++j) {
+  for (std::size_t j = 0; j < emitted_.size(); ++j) {
     out = copyRun(first + copied, first + insert_at_[j], out);
     copied = insert_at_[j];
     *out++ = emitted_[j];
   }
-  copyRun(first + copied, in_end, out);
+  copyRun(first + copied, first + input.size(), out);
 }
 
-// Input and generated tags in time order, generated after input at equal times. Walks the
-// input's special tags alongside to know, for each generated tag, whether it falls inside an
-// overflow interval.
+// Input, passed-on missed events and generated tags in order. Walks the input's special tags
+// alongside to know, for each generated tag, whether it falls inside an overflow interval.
 void VirtualChannel::merge(const TagBlock& in, BlockBuffer& out) {
   out.begin_time = in.begin_time;
   out.end_time = in.end_time;
@@ -158,15 +165,16 @@ void VirtualChannel::merge(const TagBlock& in, BlockBuffer& out) {
     }
   };
 
-  if (emitted_.empty()) {
+  if (emitted_.empty() && passed_on_.empty()) {
     pass_specials_before(in.tags.size());
     out.tags = in.tags;
     return;
   }
 
   // Grown once, never shrunk: resizing down and up again would zero-fill every block.
-  const std::size_t total = in.tags.size() + emitted_.size();
+  const std::size_t total = in.tags.size() + emitted_.size() + passed_on_.size();
   if (out.storage.size() < total) out.storage.resize(total);
+  findInsertionPoints(in.tags);
   const bool plain = in.special.empty() && !in_overflow_ &&
                      std::all_of(emitted_.begin(), emitted_.end(),
                                  [](const Tag& tag) { return tag.type == TagType::TimeTag; });
@@ -175,15 +183,22 @@ void VirtualChannel::merge(const TagBlock& in, BlockBuffer& out) {
     out.tags = std::span<const Tag>(out.storage.data(), total);
     return;
   }
+
   Tag* write = out.storage.data();
-  const Tag* read = in.tags.data();
-  const Tag* const read_end = read + in.tags.size();
-  for (Tag tag : emitted_) {
-    const Tag* run_end = read;
-    while (run_end != read_end && run_end->time <= tag.time) ++run_end;
-    pass_specials_before(static_cast<std::size_t>(run_end - in.tags.data()));
-    write = std::copy(read, run_end, write);
-    read = run_end;
+  std::size_t read = 0;
+  std::size_t next_emitted = 0;
+  std::size_t next_passed = 0;
+  while (next_emitted < emitted_.size() || next_passed < passed_on_.size()) {
+    // At one insertion point a passed-on count comes first: it belongs to the input tag just
+    // before, a generated tag is at or after that tag's time.
+    const bool passed =
+        next_passed < passed_on_.size() &&
+        (next_emitted == emitted_.size() || passed_on_at_[next_passed] <= insert_at_[next_emitted]);
+    const std::size_t insert_at = passed ? passed_on_at_[next_passed] : insert_at_[next_emitted];
+    Tag tag = passed ? passed_on_[next_passed++] : emitted_[next_emitted++];
+    pass_specials_before(insert_at);
+    write = copyRun(in.tags.data() + read, in.tags.data() + insert_at, write);
+    read = insert_at;
     if (in_overflow_ && tag.type == TagType::TimeTag) {
       tag.type = TagType::MissedEvents;
       tag.missed_events = 1;
@@ -195,7 +210,7 @@ void VirtualChannel::merge(const TagBlock& in, BlockBuffer& out) {
     ++inserted;
   }
   pass_specials_before(in.tags.size());
-  std::copy(read, read_end, write);
+  copyRun(in.tags.data() + read, in.tags.data() + in.tags.size(), write);
   out.tags = std::span<const Tag>(out.storage.data(), total);
 }
 

@@ -70,7 +70,8 @@ class VirtualChannel {
   // Appends the tags kept for later whose time is before `until`.
   virtual void emitOwed(timestamp_t /*until*/, std::vector<Tag>& /*emitted*/) {}
   // A MissedEvents tag of the input: a channel that would have produced tags from the lost
-  // ones passes the count on (a MissedEvents tag on its output channel).
+  // ones passes the count on (a MissedEvents tag on its output channel, at the input tag's
+  // time; the base class places it right after the input tag, inside the same interval).
   virtual void onMissedEvents(const Tag& /*tag*/, std::vector<Tag>& /*emitted*/) {}
   // Forgets what decides future output (overflow begin, Error, clear()).
   virtual void forgetHistory() = 0;
@@ -84,7 +85,8 @@ class VirtualChannel {
  private:
   void generate(const TagBlock& in);
   void merge(const TagBlock& in, BlockBuffer& out);
-  void mergePlain(std::span<const Tag> input, Tag* out);
+  void findInsertionPoints(std::span<const Tag> input);
+  void mergePlain(std::span<const Tag> input, Tag* out) const;
 
   std::string kind_;
   std::string name_;
@@ -94,7 +96,9 @@ class VirtualChannel {
   std::atomic<bool> clear_requested_{false};
   bool in_overflow_ = false;  // at the start of the next block
   std::vector<Tag> emitted_;
-  std::vector<std::size_t> insert_at_;  // scratch of mergePlain
+  std::vector<std::size_t> insert_at_;     // per emitted tag: input tags before it
+  std::vector<Tag> passed_on_;             // missed-event counts passed on
+  std::vector<std::size_t> passed_on_at_;  // per passed-on tag: input tags before it
 };
 
 }  // namespace tagflow
