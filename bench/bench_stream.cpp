@@ -6,8 +6,13 @@
 namespace tagflow::bench {
 
 std::shared_ptr<const std::vector<Tag>> makeBenchStream(std::size_t count) {
+  return makeSyntheticStream(count, demoChannels());
+}
+
+std::shared_ptr<const std::vector<Tag>> makeSyntheticStream(
+    std::size_t count, std::vector<SyntheticChannel> channels) {
   SyntheticConfig config;
-  config.channels = demoChannels();
+  config.channels = std::move(channels);
   config.seed = 1;
   config.block_size = 1 << 16;
   SyntheticSource source(config);

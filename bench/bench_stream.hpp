@@ -10,11 +10,15 @@
 
 #include "tagflow/core/measurement.hpp"
 #include "tagflow/core/tag.hpp"
+#include "tagflow/io/synthetic_source.hpp"
 
 namespace tagflow::bench {
 
 // `count` tags of the demo stream (io/source_registry.cpp demoChannels), seed 1.
 std::shared_ptr<const std::vector<Tag>> makeBenchStream(std::size_t count);
+// `count` tags of a synthetic stream of `channels`, seed 1.
+std::shared_ptr<const std::vector<Tag>> makeSyntheticStream(std::size_t count,
+                                                            std::vector<SyntheticChannel> channels);
 
 // Sums channel and time of every tag, so the loop cannot be optimised away.
 std::uint64_t plainScan(std::span<const Tag> tags);

@@ -72,27 +72,15 @@ std::vector<ChannelCase> channelCases() {
 
 // The demo stream with channel 1's falling edge (channel -1) 3 ns after each rising one.
 Stream makePulseStream(std::size_t count) {
-  SyntheticConfig config;
-  config.channels = demoChannels();
+  auto channels = demoChannels();
   SyntheticChannel falling;
   falling.kind = SyntheticChannel::Kind::Partner;
   falling.channel = -1;
   falling.partner_of = 1;
   falling.delay_ps = 3000;
   falling.jitter_ps = 50;
-  config.channels.push_back(falling);
-  config.seed = 1;
-  config.block_size = 1 << 16;
-  SyntheticSource source(config);
-  auto tags = std::make_shared<std::vector<Tag>>();
-  tags->reserve(count);
-  BlockBuffer block;
-  while (tags->size() < count && source.next(block)) {
-    const std::size_t take = std::min(block.tags.size(), count - tags->size());
-    tags->insert(tags->end(), block.tags.begin(),
-                 block.tags.begin() + static_cast<std::ptrdiff_t>(take));
-  }
-  return tags;
+  channels.push_back(falling);
+  return makeSyntheticStream(count, std::move(channels));
 }
 
 double median(std::vector<double> values) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 
+#include "error_context.hpp"
 #include "tagflow/channels/registry.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/measurements/registry.hpp"
@@ -131,15 +132,6 @@ std::vector<std::size_t> buildOrder(const std::vector<MeasurementSpec>& channels
   return order;
 }
 
-template <typename Build>
-auto within(const std::string& context, Build build) {
-  try {
-    return build();
-  } catch (const InvalidArgument& error) {
-    throw InvalidArgument(context + ": " + error.what());
-  }
-}
-
 }  // namespace
 
 BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
@@ -148,7 +140,7 @@ BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
   for (std::size_t i : buildOrder(config.channels)) {
     const MeasurementSpec& spec = config.channels[i];
     const std::string owner = "channel '" + spec.name + "' (" + spec.kind + ")";
-    auto channel = within(owner, [&] {
+    auto channel = withContext(owner, [&] {
       return makeVirtualChannel(spec.kind, spec.name, resolver.resolve(spec.parameters, owner));
     });
     graph.add(*channel);
@@ -157,7 +149,7 @@ BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
   }
   for (const MeasurementSpec& spec : config.measurements) {
     const std::string owner = "measurement '" + spec.name + "' (" + spec.kind + ")";
-    auto measurement = within(owner, [&] {
+    auto measurement = withContext(owner, [&] {
       return makeMeasurement(spec.kind, spec.name, resolver.resolve(spec.parameters, owner));
     });
     graph.add(*measurement);
