@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -440,16 +441,32 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
     return block;
   };
 
-  // Every measurement that was in the graph during the run learns that its stream ended,
-  // also when a node threw.
+  // Every measurement that was in the graph during the run learns that its stream ended:
+  // after a good run in notifyAll(), whose first exception (a measurement failing to finish,
+  // such as a file writer's last flush) fails the run; when a node threw, from the destructor,
+  // where the node's exception is the one reported.
   struct StreamEndNotifier {
     Run& run;
-    ~StreamEndNotifier() {
+    bool notified = false;
+    void notifyAll() {
+      notified = true;
+      std::exception_ptr first;
       std::lock_guard lock(run.mutex);
       for (Consumer& consumer : run.consumers) {
-        if (consumer.measurement != nullptr && !consumer.removed) {
+        if (consumer.measurement == nullptr || consumer.removed) continue;
+        try {
           consumer.measurement->streamEnded();
+        } catch (...) {
+          if (!first) first = std::current_exception();
         }
+      }
+      if (first) std::rethrow_exception(first);
+    }
+    ~StreamEndNotifier() {
+      if (notified) return;
+      try {
+        notifyAll();
+      } catch (...) {  // the node's exception is already on its way
       }
     }
   } notify_stream_end{*run};
@@ -532,6 +549,7 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
   });
 
   profile.wall_s = secondsBetween(run->start, Clock::now());
+  notify_stream_end.notifyAll();
   std::lock_guard run_lock(run->mutex);
   profile.nodes.assign(run->profiles.begin(), run->profiles.end());
   profile.tags = profile.nodes[0].tags;
