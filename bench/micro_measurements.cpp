@@ -4,10 +4,13 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_stream.hpp"
+#include "tagflow/io/synthetic_source.hpp"
 #include "tagflow/measurements/correlation.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
+#include "tagflow/measurements/frequency_stability.hpp"
 #include "tagflow/measurements/histogram_log_bins.hpp"
+#include "tagflow/measurements/phase_noise.hpp"
 
 namespace tagflow::bench {
 namespace {
@@ -69,6 +72,68 @@ void BM_HistogramLogBins(benchmark::State& state) {
   runBlocks(state, histogram);
 }
 BENCHMARK(BM_HistogramLogBins)->Arg(100)->Arg(1000);
+
+// Channel 3 is the 10 MHz clock, 1/7 of the stream.
+void BM_FrequencyStability(benchmark::State& state) {
+  const std::vector<std::int64_t> steps = {1,  2,   3,   5,   7,   10,  14,  20,   30,   50,
+                                           70, 100, 140, 200, 300, 500, 700, 1000, 1400, 2000};
+  FrequencyStability stability("stability", 3, steps, state.range(0), 1000);
+  runBlocks(state, stability);
+}
+BENCHMARK(BM_FrequencyStability)->Arg(1)->Arg(1000);
+
+void BM_PhaseNoise(benchmark::State& state) {
+  PhaseNoise noise("noise", {3}, state.range(0));
+  runBlocks(state, noise);
+}
+BENCHMARK(BM_PhaseNoise)->Arg(64)->Arg(512);
+
+// Four 10 MHz clocks among 30 MHz of Poisson events: one PhaseNoise over all four clocks
+// (one pass over each block) against four single-clock measurements (four passes).
+const std::vector<std::vector<Tag>>& fourClockBlocks() {
+  static const auto blocks = [] {
+    SyntheticConfig config;
+    config.channels = {SyntheticChannel::poisson(1, 30e6)};
+    for (channel_t clock = 2; clock <= 5; ++clock) {
+      config.channels.push_back(SyntheticChannel::clock(clock, 10e6 + 1e3 * clock, 10));
+    }
+    config.block_size = kBlockTags;
+    SyntheticSource source(config);
+    std::vector<std::vector<Tag>> result;
+    BlockBuffer block;
+    while (result.size() < 256 && source.next(block)) {
+      result.emplace_back(block.tags.begin(), block.tags.end());
+    }
+    return result;
+  }();
+  return blocks;
+}
+
+void BM_PhaseNoiseFourClocks(benchmark::State& state) {
+  std::vector<std::unique_ptr<PhaseNoise>> measurements;
+  if (state.range(0) == 1) {
+    measurements.push_back(
+        std::make_unique<PhaseNoise>("shared", std::vector<channel_t>{2, 3, 4, 5}));
+  } else {
+    for (channel_t clock = 2; clock <= 5; ++clock) {
+      measurements.push_back(std::make_unique<PhaseNoise>("single", std::vector<channel_t>{clock}));
+    }
+  }
+  const auto& blocks = fourClockBlocks();
+  std::size_t index = 0, tags = 0;
+  for (auto _ : state) {
+    const auto& block = blocks[index % blocks.size()];
+    if (index % blocks.size() == 0) {
+      for (auto& measurement : measurements) measurement->clear();
+    }
+    const std::span<const Tag> span(block);
+    const TagBlock view{span, {}, span.front().time, span.back().time + 1, index++};
+    for (auto& measurement : measurements) measurement->processBlock(view);
+    tags += span.size();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(tags));
+}
+BENCHMARK(BM_PhaseNoiseFourClocks)->ArgName("shared")->Arg(1)->Arg(0);
 
 }  // namespace
 }  // namespace tagflow::bench

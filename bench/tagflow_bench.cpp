@@ -5,7 +5,7 @@
 // MTags/s) and the ratio to the scan's capacity measured the same way in the same process;
 // the graph's wall-clock rates. --memory-check runs a graph fed block by block by the
 // synthetic source with a deliberately slow measurement at two stream lengths, in child
-// processes, and compares their peak resident memory.
+// processes, and compares their peak resident memory (with Counter, or the --only measurement).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +21,8 @@
 #include <thread>
 
 #include "bench_stream.hpp"
+#include "file_bench.hpp"
+#include "link_bench.hpp"
 #include "channel_bench.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/memory_source.hpp"
@@ -29,12 +31,17 @@
 #include "tagflow/measurements/correlation.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
+#include "tagflow/measurements/frequency_stability.hpp"
 #include "tagflow/measurements/histogram_log_bins.hpp"
+#include "tagflow/measurements/phase_noise.hpp"
 
 namespace tagflow::bench {
 namespace {
 
 const std::vector<channel_t> kChannels = {1, 2, 3, 4, 5, 6, 7, 8};
+// 20 steps of the 1-2-3-5-7 series: tau from 0.1 ms to 0.2 s at average 1000 on 10 MHz.
+const std::vector<std::int64_t> kStabilitySteps = {
+    1, 2, 3, 5, 7, 10, 14, 20, 30, 50, 70, 100, 140, 200, 300, 500, 700, 1000, 1400, 2000};
 
 struct BenchCase {
   std::string name;
@@ -54,6 +61,13 @@ std::vector<BenchCase> benchCases() {
        [] { return std::make_unique<Correlation>("Correlation", 2, 1, 10, 1000); }},
       {"HistogramLogBins", "click 2, start 1, 1 ps to 1 us, 1000 bins",
        [] { return std::make_unique<HistogramLogBins>("HistogramLogBins", 2, 1, -12, -6, 1000); }},
+      {"FrequencyStability", "channel 3 (10 MHz clock), average 1000, 20 steps",
+       [] {
+         return std::make_unique<FrequencyStability>("FrequencyStability", 3, kStabilitySteps, 1000,
+                                                     1000);
+       }},
+      {"PhaseNoise", "channel 3 (10 MHz clock), samples_per_octave 512",
+       [] { return std::make_unique<PhaseNoise>("PhaseNoise", std::vector<channel_t>{3}, 512); }},
   };
 }
 
@@ -94,6 +108,7 @@ struct Options {
   std::string json;
   bool memory_check = false;
   std::size_t memory_tags = 100'000'000;
+  std::size_t memory_factor = 4;
   std::size_t memory_child = 0;
 };
 
@@ -192,7 +207,15 @@ int memoryChild(const Options& options) {
   GraphOptions graph_options;
   graph_options.threads = options.threads;
   MeasurementGraph graph(source, graph_options);
-  graph.emplace<Counter>("counter", kChannels, 1'000'000'000, 1000);
+  std::unique_ptr<Measurement> measured;
+  for (const auto& bench_case : benchCases()) {
+    if (bench_case.name == options.only) measured = bench_case.make();
+  }
+  if (measured) {
+    graph.add(*measured);
+  } else {
+    graph.emplace<Counter>("counter", kChannels, 1'000'000'000, 1000);
+  }
   graph.emplace<SlowMeasurement>();
   const Profile profile = graph.run();
   std::cout << profile.tags << " " << peakRssKiB() << std::endl;
@@ -207,7 +230,8 @@ std::pair<std::uint64_t, long> runMemoryChild(std::size_t tags, const Options& o
   }
   const std::string command = std::string(self) + " --memory-child " + std::to_string(tags) +
                               " --block-size " + std::to_string(options.block_size) +
-                              " --threads " + std::to_string(options.threads);
+                              " --threads " + std::to_string(options.threads) +
+                              (options.only.empty() ? "" : " --only " + options.only);
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) throw std::runtime_error("cannot start " + command);
   unsigned long long processed = 0;
@@ -218,10 +242,15 @@ std::pair<std::uint64_t, long> runMemoryChild(std::size_t tags, const Options& o
 }
 
 int memoryCheck(const Options& options) {
-  std::cout << "memory check: synthetic source block by block, Counter + a measurement that "
-               "sleeps 1 ms per block\n";
+  bool known = options.only.empty();
+  for (const auto& bench_case : benchCases()) known = known || bench_case.name == options.only;
+  if (!known) throw std::invalid_argument("--only " + options.only + ": no such measurement");
+  std::cout << "memory check: synthetic source block by block, "
+            << (options.only.empty() ? "Counter" : options.only)
+            << " + a measurement that sleeps 1 ms per block\n";
   const auto [small_tags, small_rss] = runMemoryChild(options.memory_tags, options);
-  const auto [large_tags, large_rss] = runMemoryChild(options.memory_tags * 4, options);
+  const auto [large_tags, large_rss] =
+      runMemoryChild(options.memory_tags * options.memory_factor, options);
   std::cout << std::setw(14) << small_tags << " tags: peak RSS " << small_rss / 1024.0 << " MiB\n"
             << std::setw(14) << large_tags << " tags: peak RSS " << large_rss / 1024.0 << " MiB\n"
             << "ratio " << std::fixed << std::setprecision(3)
@@ -348,9 +377,23 @@ int main(int argc, char** argv) {
   bool channels = false;
   app.add_flag("--channels", channels,
                "benchmark the virtual channels and a composed graph instead (--only: prefix)");
+  bool files = false;
+  std::string disk_folder = "/work";
+  app.add_flag("--files", files,
+               "benchmark tag files instead: packing, decoding, FileWriter to /dev/shm and disk");
+  app.add_option("--disk-folder", disk_folder, "--files: folder on the disk to write to")
+      ->check(CLI::ExistingDirectory);
+  bool link = false;
+  app.add_flag("--link", link,
+               "benchmark the UDP stream link's decoding and encoding on one core instead "
+               "(network rates: tagflow linktest)");
   app.add_flag("--memory-check", options.memory_check,
-               "compare peak RSS of a synthetic-source run at --memory-tags and 4x that");
+               "compare peak RSS of a synthetic-source run at --memory-tags and --memory-factor "
+               "times that (Counter, or the --only measurement)");
   app.add_option("--memory-tags", options.memory_tags, "tags of the shorter memory-check run");
+  app.add_option("--memory-factor", options.memory_factor,
+                 "length of the longer memory-check run over the shorter, default 4")
+      ->check(CLI::Range(2ul, 1000ul));
   app.add_option("--memory-child", options.memory_child)->group("");
   try {
     app.parse(argc, argv);
@@ -360,6 +403,8 @@ int main(int argc, char** argv) {
   try {
     if (options.memory_child > 0) return memoryChild(options);
     if (options.memory_check) return memoryCheck(options);
+    if (files) return runFileBench({options.tags, options.runs, disk_folder, options.json});
+    if (link) return runLinkBench({options.tags, options.block_size, options.runs, options.json});
     if (channels) {
       return runChannelBench(
           {options.tags, options.block_size, options.threads, options.runs, options.only});

@@ -27,6 +27,6 @@ sanitized() {  # name, cmake sanitizer value, ctest selection, targets...
   ctest --test-dir "$root/build-$name" -j 2 --output-on-failure $selection
 }
 sanitized asan address '-L core|measurements' tagflow_core_tests tagflow_measurement_tests \
-  tagflow_histogram_tests
+  tagflow_histogram_tests tagflow_clock_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   sanitized tsan thread '-L core -LE graph' tagflow_core_tests

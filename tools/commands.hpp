@@ -2,7 +2,10 @@
 // run failed (I/O, bad data), 2 when the configuration or arguments were invalid.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace tagflow::cli {
 
@@ -19,6 +22,20 @@ int runCommand(const RunOptions& options);
 // Writes the configured source's stream (up to [run] duration_ps) to a raw tag file.
 int recordCommand(const std::string& config_path, const std::string& output);
 
+struct ConvertOptions {
+  std::string input;
+  std::string output;
+  std::string from;  // raw, tags or h5; empty: from the input's extension
+  std::string to;    // the same for the output
+  std::string compression = "none";
+  std::uint64_t max_file_size = std::uint64_t{1} << 30;
+  std::string description;  // Photon-HDF5 /description
+  bool quiet = false;
+};
+
+// Converts between raw tag files, tag files and Photon-HDF5.
+int convertCommand(const ConvertOptions& options);
+
 // The text of `tagflow run --help`'s list of source and measurement kinds with their keys.
 std::string kindsHelp();
 
@@ -31,5 +48,40 @@ struct PlotOptions {
 // Writes one figure per measurement group of a results file (and one of the profile) by
 // running the Python plotter; returns its exit status.
 int plotCommand(const PlotOptions& options);
+
+struct StreamSendOptions {
+  std::string config_path;
+  std::string to;  // ADDRESS:PORT
+  int mtu = 9000;
+  std::optional<double> rate;  // tags per second; none: as fast as possible
+  int cpu = -1;
+  std::vector<std::uint32_t> drop;  // sequence numbers to drop (injected loss, for tests)
+  bool quiet = false;
+};
+
+// Sends the configured source's stream (up to [run] duration_ps) in the UDP wire format.
+int streamSendCommand(const StreamSendOptions& options);
+// "200 MTags/s" for 2e8 tags per second.
+std::string formatRate(double tags_per_second);
+
+struct LinktestOptions {
+  std::string mode = "local";  // local, send, receive
+  std::string address;         // default: 127.0.0.1 (local, send), 0.0.0.0 (receive)
+  int port = 4750;
+  double duration_s = 10;
+  int mtu = 9000;
+  std::optional<double> rate;  // tags per second
+  int sender_cpu = -1;
+  int receiver_cpu = -1;
+  int decode_cpu = -1;
+  int receive_buffer = 64 << 20;
+  std::size_t tags = std::size_t{1} << 21;  // of the demo stream replayed by the sender
+  std::string interface;  // whose counters to read; default: the one holding the address
+  std::string json;
+};
+
+// Sends and/or receives the demo stream for a duration and prints rates, loss and where it
+// happened (socket, interface and UDP counters of the system).
+int linktestCommand(const LinktestOptions& options);
 
 }  // namespace tagflow::cli

@@ -150,7 +150,12 @@ BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
   for (const MeasurementSpec& spec : config.measurements) {
     const std::string owner = "measurement '" + spec.name + "' (" + spec.kind + ")";
     auto measurement = withContext(owner, [&] {
-      return makeMeasurement(spec.kind, spec.name, resolver.resolve(spec.parameters, owner));
+      Parameters parameters = resolver.resolve(spec.parameters, owner);
+      // A recording carries the configuration that produced it, unless one is given.
+      if (spec.kind == "FileWriter" && !parameters.contains("configuration")) {
+        parameters.set("configuration", config.text);
+      }
+      return makeMeasurement(spec.kind, spec.name, parameters);
     });
     graph.add(*measurement);
     built.measurements.push_back(std::move(measurement));

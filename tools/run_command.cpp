@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "error_context.hpp"
 #include "graph_builder.hpp"
 #include "run_config.hpp"
 #include "tagflow/channels/registry.hpp"
@@ -25,16 +26,6 @@ void printProgress(const Progress& progress) {
   std::fflush(stderr);
 }
 
-// Prefixes errors raised while building one part of the run with the part's name.
-template <typename Build>
-auto within(const std::string& context, Build build) {
-  try {
-    return build();
-  } catch (const InvalidArgument& error) {
-    throw InvalidArgument(context + ": " + error.what());
-  }
-}
-
 }  // namespace
 
 int runCommand(const RunOptions& options) {
@@ -42,7 +33,8 @@ int runCommand(const RunOptions& options) {
   if (!options.output.empty()) config.output = options.output;
   if (options.threads >= 0) config.threads = options.threads;
 
-  std::unique_ptr<Source> source = within("[source]", [&] { return makeSource(config.source); });
+  std::unique_ptr<Source> source =
+      withContext("[source]", [&] { return makeSource(config.source); });
   GraphOptions graph_options;
   graph_options.threads = config.threads;
   graph_options.max_blocks_in_flight = config.max_blocks_in_flight;
@@ -66,12 +58,21 @@ int runCommand(const RunOptions& options) {
 
   std::vector<ResultSet> results;
   for (const auto& measurement : measurements) results.push_back(measurement->getResults());
-  writeResultsHdf5(config.output, results, profile, RunInfo{source->describe(), config.text});
+  const Parameters source_statistics = sourceStatistics(*source);
+  writeResultsHdf5(config.output, results, profile,
+                   RunInfo{source->describe(), config.text, source_statistics});
   if (!options.trace_path.empty()) writeChromeTrace(options.trace_path, profile);
 
   if (!options.quiet) {
     std::cout << "\nprofile:\n";
     printProfile(std::cout, profile);
+    if (!source_statistics.entries().empty()) {
+      std::cout << "\nsource:";
+      for (const auto& [key, value] : source_statistics.entries()) {
+        std::cout << " " << key << "=" << formatParameter(value);
+      }
+      std::cout << "\n";
+    }
     std::cout << "\nresults written to " << config.output << "\n";
     if (!options.trace_path.empty()) std::cout << "trace written to " << options.trace_path << "\n";
   }

@@ -1,7 +1,9 @@
 // tagflow: the command-line front end. `tagflow run CONFIG.toml` builds a measurement graph
 // from a configuration, runs it with live progress, prints the profile and writes HDF5;
 // `tagflow record CONFIG.toml OUT.raw` writes a source's stream to a raw tag file;
-// `tagflow plot RESULTS.h5` draws the figures of a results file.
+// `tagflow convert IN OUT` converts between raw tag files, tag files and Photon-HDF5;
+// `tagflow plot RESULTS.h5` draws the figures of a results file; `tagflow stream send` sends
+// a source's stream over UDP and `tagflow linktest` measures that link.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -31,6 +33,27 @@ int main(int argc, char** argv) {
       ->required();
   record->add_option("output", record_output, "raw tag file to write")->required();
 
+  cli::ConvertOptions convert_options;
+  auto* convert = app.add_subcommand(
+      "convert", "convert between raw tag files (.raw), tag files (.tags) and Photon-HDF5 (.h5)");
+  convert->add_option("input", convert_options.input, "file to read")->required();
+  convert->add_option("output", convert_options.output, "file to write")->required();
+  convert->add_option("--from", convert_options.from, "input format (default: by extension)")
+      ->check(CLI::IsMember({"raw", "tags", "h5"}));
+  convert->add_option("--to", convert_options.to, "output format (default: by extension)")
+      ->check(CLI::IsMember({"raw", "tags", "h5"}));
+  convert
+      ->add_option("--compression", convert_options.compression,
+                   "tag file compression behind the packed blocks")
+      ->check(CLI::IsMember({"none", "zstd", "lz4"}));
+  convert
+      ->add_option("--max-file-size", convert_options.max_file_size,
+                   "tag file bytes after which a new part begins")
+      ->check(CLI::Range(std::uint64_t{4096}, std::uint64_t{1} << 62));
+  convert->add_option("--description", convert_options.description,
+                      "Photon-HDF5 /description text");
+  convert->add_flag("-q,--quiet", convert_options.quiet, "print nothing but errors");
+
   cli::PlotOptions plot_options;
   auto* plot = app.add_subcommand("plot", "write one figure per measurement of a results file");
   plot->add_option("results", plot_options.results_path, "HDF5 results file")->required();
@@ -39,6 +62,43 @@ int main(int argc, char** argv) {
   plot->add_option("--format", plot_options.format, "image format (default: png)")
       ->check(CLI::IsMember({"png", "svg", "pdf"}));
   plot->footer("The plotter is tools/plot/tagflow_plot.py; TAGFLOW_PLOT_SCRIPT overrides it.");
+
+  cli::StreamSendOptions send_options;
+  auto* stream = app.add_subcommand("stream", "send a stream over UDP in the tagflow wire format");
+  stream->require_subcommand(1);
+  auto* send = stream->add_subcommand("send", "send a configuration's [source] to ADDRESS:PORT");
+  send->add_option("config", send_options.config_path, "configuration file (TOML)")->required();
+  send->add_option("--to", send_options.to, "receiver, IPV4_ADDRESS:PORT")->required();
+  send->add_option("--mtu", send_options.mtu, "MTU of the link, 576..9500 (default 9000)");
+  send->add_option("--rate", send_options.rate, "tags per second (default: as fast as possible)");
+  send->add_option("--cpu", send_options.cpu, "pin the sending thread to this CPU");
+  send->add_option("--drop", send_options.drop, "sequence numbers not to send (injected loss)")
+      ->delimiter(',');
+  send->add_flag("-q,--quiet", send_options.quiet, "print nothing but errors");
+
+  cli::LinktestOptions link_options;
+  auto* linktest = app.add_subcommand("linktest", "measure the UDP stream link, like iperf3");
+  linktest->add_option("--mode", link_options.mode, "local (both sides), send or receive")
+      ->check(CLI::IsMember({"local", "send", "receive"}));
+  linktest->add_option("--address", link_options.address,
+                       "destination (local, send; default 127.0.0.1) or local address "
+                       "(receive; default 0.0.0.0)");
+  linktest->add_option("--port", link_options.port, "UDP port (default 4750)");
+  linktest->add_option("--duration", link_options.duration_s, "seconds of sending (default 10)");
+  linktest->add_option("--mtu", link_options.mtu, "MTU of the stream, 576..9500 (default 9000)");
+  linktest->add_option("--rate", link_options.rate,
+                       "tags per second (default: as fast as possible)");
+  linktest->add_option("--sender-cpu", link_options.sender_cpu, "pin the sender to this CPU");
+  linktest->add_option("--receiver-cpu", link_options.receiver_cpu,
+                       "pin the receiving thread to this CPU");
+  linktest->add_option("--decode-cpu", link_options.decode_cpu,
+                       "pin the decoding thread to this CPU");
+  linktest->add_option("--receive-buffer", link_options.receive_buffer,
+                       "socket receive buffer, bytes (default 67108864)");
+  linktest->add_option("--tags", link_options.tags, "demo-stream tags the sender replays");
+  linktest->add_option("--interface", link_options.interface,
+                       "receiving interface whose counters to report (default: by address)");
+  linktest->add_option("--json", link_options.json, "also write the figures as JSON");
 
   try {
     app.parse(argc, argv);
@@ -49,7 +109,10 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cli::runCommand(run_options);
     if (*record) return cli::recordCommand(record_config, record_output);
+    if (*convert) return cli::convertCommand(convert_options);
     if (*plot) return cli::plotCommand(plot_options);
+    if (*send) return cli::streamSendCommand(send_options);
+    if (*linktest) return cli::linktestCommand(link_options);
   } catch (const InvalidArgument& error) {
     std::cerr << "tagflow: error: " << error.what() << "\n";
     return 2;

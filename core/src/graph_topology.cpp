@@ -19,9 +19,8 @@ std::string channelListText(const std::vector<channel_t>& channels) {
 
 class Planner {
  public:
-  Planner(const std::vector<channel_t>& physical, channel_t first_virtual,
-          const std::vector<TopologyNode>& virtual_nodes)
-      : physical_(physical), first_virtual_(first_virtual), nodes_(virtual_nodes) {
+  Planner(channel_t first_virtual, const std::vector<TopologyNode>& virtual_nodes)
+      : first_virtual_(first_virtual), nodes_(virtual_nodes) {
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       for (channel_t channel : nodes_[i].outputs) producer_[channel] = static_cast<int>(i);
     }
@@ -42,10 +41,8 @@ class Planner {
         dependencies.insert(producer->second);
       } else if (!isPhysical(channel)) {
         throw InvalidArgument(node.label + " reads channel " + std::to_string(channel) +
-                              ", which nothing produces (source channels: " +
-                              (physical_.empty()
-                                   ? std::string("any below ") + std::to_string(first_virtual_)
-                                   : channelListText(physical_)) +
+                              ", which nothing produces (physical channels are below " +
+                              std::to_string(first_virtual_) +
                               "; virtual channels: " + virtualChannelsText() + ")");
       }
     }
@@ -81,10 +78,9 @@ class Planner {
   }
 
  private:
-  bool isPhysical(channel_t channel) const {
-    if (physical_.empty()) return channel < first_virtual_;
-    return std::find(physical_.begin(), physical_.end(), channel) != physical_.end();
-  }
+  // Like an unconnected input of a time tagger, a physical channel that never fires is legal;
+  // what must exist is every virtual channel a node reads.
+  bool isPhysical(channel_t channel) const { return channel < first_virtual_; }
 
   std::string virtualChannelsText() const {
     std::vector<channel_t> channels;
@@ -92,7 +88,6 @@ class Planner {
     return channelListText(channels);
   }
 
-  const std::vector<channel_t>& physical_;
   channel_t first_virtual_;
   const std::vector<TopologyNode>& nodes_;
   std::map<channel_t, int> producer_;
@@ -149,10 +144,9 @@ int place(std::vector<int>& parent, const std::set<int>& dependencies) {
 
 }  // namespace
 
-Topology planTopology(const std::vector<channel_t>& physical, channel_t first_virtual,
-                      const std::vector<TopologyNode>& virtual_nodes,
+Topology planTopology(channel_t first_virtual, const std::vector<TopologyNode>& virtual_nodes,
                       const std::vector<TopologyNode>& measurements) {
-  Planner planner(physical, first_virtual, virtual_nodes);
+  Planner planner(first_virtual, virtual_nodes);
   Topology topology;
   topology.virtual_order = planner.order();
   topology.virtual_parent.assign(virtual_nodes.size(), Topology::kSource);
@@ -179,10 +173,9 @@ Topology planTopology(const std::vector<channel_t>& physical, channel_t first_vi
   return topology;
 }
 
-int placeInFixedTopology(const std::vector<channel_t>& physical, channel_t first_virtual,
-                         const std::vector<TopologyNode>& virtual_nodes,
+int placeInFixedTopology(channel_t first_virtual, const std::vector<TopologyNode>& virtual_nodes,
                          const std::vector<int>& virtual_parent, const TopologyNode& node) {
-  Planner planner(physical, first_virtual, virtual_nodes);
+  Planner planner(first_virtual, virtual_nodes);
   const auto dependencies = planner.dependencies(node);
   if (dependencies.empty()) return Topology::kSource;
   if (auto deepest = deepestOnOnePath(virtual_parent, dependencies)) return *deepest;

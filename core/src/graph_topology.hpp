@@ -29,16 +29,14 @@ struct Topology {
   std::vector<std::size_t> virtual_order;  // virtual nodes, every node after the one it reads
 };
 
-// `physical` lists the source's channels; empty when the source cannot tell, in which case
-// any channel below `first_virtual` counts as physical.
-Topology planTopology(const std::vector<channel_t>& physical, channel_t first_virtual,
-                      const std::vector<TopologyNode>& virtual_nodes,
+// Channels below `first_virtual` are physical (present or not, like the inputs of a time
+// tagger); above it each must be the output of a virtual channel.
+Topology planTopology(channel_t first_virtual, const std::vector<TopologyNode>& virtual_nodes,
                       const std::vector<TopologyNode>& measurements);
 
 // Where a node added while the graph runs reads: like planTopology, but the tree is fixed, so
 // a node needing channels of two branches is refused.
-int placeInFixedTopology(const std::vector<channel_t>& physical, channel_t first_virtual,
-                         const std::vector<TopologyNode>& virtual_nodes,
+int placeInFixedTopology(channel_t first_virtual, const std::vector<TopologyNode>& virtual_nodes,
                          const std::vector<int>& virtual_parent, const TopologyNode& node);
 
 }  // namespace tagflow::detail

@@ -221,10 +221,7 @@ struct MeasurementGraph::Run {
 };
 
 MeasurementGraph::MeasurementGraph(Source& source, GraphOptions options)
-    : source_(source),
-      options_(std::move(options)),
-      physical_channels_(source.channels()),
-      first_virtual_channel_(kFirstVirtualChannel) {
+    : source_(source), options_(std::move(options)), first_virtual_channel_(kFirstVirtualChannel) {
   if (options_.max_blocks_in_flight < 1 || options_.max_blocks_in_flight > 4096) {
     throw InvalidArgument("max_blocks_in_flight " + std::to_string(options_.max_blocks_in_flight) +
                           " is invalid (valid: 1..4096)");
@@ -233,7 +230,7 @@ MeasurementGraph::MeasurementGraph(Source& source, GraphOptions options)
     throw InvalidArgument("threads " + std::to_string(options_.threads) +
                           " is invalid (valid: 0 for all cores, or >= 1)");
   }
-  for (channel_t channel : physical_channels_) {
+  for (channel_t channel : source.channels()) {
     if (channel >= first_virtual_channel_) first_virtual_channel_ = channel + 1;
   }
   next_virtual_channel_ = first_virtual_channel_;
@@ -260,9 +257,8 @@ Measurement& MeasurementGraph::add(Measurement& measurement) {
   if (run_ != nullptr) {
     std::vector<detail::TopologyNode> nodes;
     for (const VirtualChannel* channel : channels_) nodes.push_back(topologyNode(*channel));
-    const int reads =
-        detail::placeInFixedTopology(physical_channels_, first_virtual_channel_, nodes,
-                                     run_->virtual_parent, topologyNode(measurement));
+    const int reads = detail::placeInFixedTopology(first_virtual_channel_, nodes,
+                                                   run_->virtual_parent, topologyNode(measurement));
     measurement.streamStarting();
     std::lock_guard run_lock(run_->mutex);
     Consumer& consumer = run_->consumers.emplace_back();
@@ -346,7 +342,7 @@ void MeasurementGraph::validate() const {
   for (const Measurement* measurement : measurements_) {
     measurements.push_back(topologyNode(*measurement));
   }
-  detail::planTopology(physical_channels_, first_virtual_channel_, channels, measurements);
+  detail::planTopology(first_virtual_channel_, channels, measurements);
 }
 
 // The stop flag is reset before the run is handed to another thread, so that a requestStop()
@@ -517,8 +513,8 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
       for (const Measurement* measurement : measurements_) {
         measurement_nodes.push_back(topologyNode(*measurement));
       }
-      const detail::Topology topology = detail::planTopology(
-          physical_channels_, first_virtual_channel_, channel_nodes, measurement_nodes);
+      const detail::Topology topology =
+          detail::planTopology(first_virtual_channel_, channel_nodes, measurement_nodes);
       std::lock_guard run_lock(run->mutex);
       run->virtual_parent = topology.virtual_parent;
       run->streams.resize(channels_.size() + 1);

@@ -267,6 +267,11 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
     writeStringAttribute(file, "time_unit", "ps");
     for (const auto& result : results) writeResultSet(file, result);
     writeProfile(file, profile);
+    if (!info.source_statistics.entries().empty()) {
+      Handle group = createGroup(file, "source");
+      for (const auto& [key, value] : info.source_statistics.entries())
+        writeParameterAttribute(group, key, value);
+    }
     check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush '" + temporary + "'");
     file.close("close '" + temporary + "'");
   } catch (...) {

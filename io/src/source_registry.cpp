@@ -2,6 +2,8 @@
 
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/raw_file.hpp"
+#include "tagflow/io/tag_file_source.hpp"
+#include "tagflow/io/udp_stream_source.hpp"
 
 namespace tagflow {
 
@@ -27,8 +29,17 @@ SyntheticChannel channelFrom(const Parameters& p, std::size_t index) {
     return SyntheticChannel::poisson(channel, p.getDouble("rate"));
   }
   if (kind == "clock") {
-    p.requireOnly({"channel", "kind", "frequency", "jitter_ps"}, where);
-    return SyntheticChannel::clock(channel, p.getDouble("frequency"), p.getDouble("jitter_ps", 0));
+    p.requireOnly({"channel", "kind", "frequency", "jitter_ps", "white_fm", "random_walk_fm",
+                   "drift", "pm_index", "pm_frequency"},
+                  where);
+    ClockNoise noise;
+    noise.white_fm = p.getDouble("white_fm", 0);
+    noise.random_walk_fm = p.getDouble("random_walk_fm", 0);
+    noise.drift_per_s = p.getDouble("drift", 0);
+    noise.pm_index = p.getDouble("pm_index", 0);
+    noise.pm_frequency_hz = p.getDouble("pm_frequency", 0);
+    return SyntheticChannel::clock(channel, p.getDouble("frequency"), p.getDouble("jitter_ps", 0),
+                                   noise);
   }
   if (kind == "partner") {
     p.requireOnly({"channel", "kind", "partner_of", "delay_ps", "jitter_ps", "probability"}, where);
@@ -94,12 +105,28 @@ const std::vector<SourceKindHelp>& sourceKinds() {
         {"duration_ps", "stream length, default endless"},
         {"start_time_ps", "time of the stream start, default 0"},
         {"[[source.channel]]",
-         "channel, kind = poisson (rate) | clock (frequency, jitter_ps) | "
+         "channel, kind = poisson (rate) | clock (frequency, jitter_ps, white_fm, random_walk_fm, "
+         "drift, pm_index, pm_frequency) | "
          "partner (partner_of, delay_ps, jitter_ps, probability)"},
         {"[[source.overflow]]", "begin_ps, end_ps: an injected overflow interval"}}},
       {"raw",
        "16-byte tag records from a file, no header",
        {{"path", "file to read"}, {"block_size", "most tags per block, default 16384"}}},
+      {"tagfile",
+       "a recording (FileWriter, tagflow convert) replayed; a first part reads the whole set",
+       {{"path", "tag file to read"},
+        {"block_size", "most tags per block, default 16384"},
+        {"speed", "replay speed: negative as fast as possible (default), 1.0 real time, >= 0.1"}}},
+      {"udp",
+       "a stream received over UDP in the tagflow wire format (tagflow stream send, hardware)",
+       {{"address", "local IPv4 address to receive on, default 0.0.0.0 (all)"},
+        {"port", "UDP port, default 4750"},
+        {"block_size", "tags per block, default 16384"},
+        {"receive_buffer", "socket receive buffer in bytes, default 67108864"},
+        {"ring_datagrams", "datagrams between receiving and decoding, default 4096"},
+        {"receive_cpu", "pin the receiving thread to this CPU, default -1 (any)"},
+        {"reorder_window", "datagrams held to put reordered ones back, 0..64, default 8"},
+        {"idle_timeout_s", "end after this long without data, default 0 (wait for the end)"}}},
   };
   return kinds;
 }
@@ -115,7 +142,32 @@ std::unique_ptr<Source> makeSource(const SourceSpec& spec) {
     return std::make_unique<RawFileSource>(spec.parameters.getString("path"),
                                            blockSize(spec.parameters));
   }
-  throw InvalidArgument("unknown source kind '" + spec.kind + "' (valid: synthetic, raw)");
+  if (spec.kind == "tagfile") {
+    spec.parameters.requireOnly({"kind", "path", "block_size", "speed"}, "source 'tagfile'");
+    if (!spec.tables.empty()) {
+      throw InvalidArgument("source 'tagfile' takes no table 'source." +
+                            spec.tables.begin()->first + "'");
+    }
+    return std::make_unique<FileReader>(spec.parameters.getString("path"),
+                                        blockSize(spec.parameters),
+                                        spec.parameters.getDouble("speed", -1));
+  }
+  if (spec.kind == "udp") {
+    if (!spec.tables.empty()) {
+      throw InvalidArgument("source 'udp' takes no table 'source." + spec.tables.begin()->first +
+                            "'");
+    }
+    return std::make_unique<UdpStreamSource>(udpSourceConfigFrom(spec.parameters));
+  }
+  throw InvalidArgument("unknown source kind '" + spec.kind +
+                        "' (valid: synthetic, raw, tagfile, udp)");
+}
+
+Parameters sourceStatistics(const Source& source) {
+  if (const auto* udp = dynamic_cast<const UdpStreamSource*>(&source)) {
+    return udp->stats().toParameters();
+  }
+  return {};
 }
 
 }  // namespace tagflow

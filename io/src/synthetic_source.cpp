@@ -14,6 +14,35 @@ namespace {
 constexpr double kExpectedTagsPerWindow = 8192;
 constexpr double kTruncationSigmas = 6;
 
+constexpr double kTwoPi = 6.283185307179586;
+
+// Bounds that keep a noisy clock's edges in order (every period stays within a few percent
+// of its nominal length), so that generation can stop at the first edge past a window.
+void validateClockNoise(const std::string& where, const SyntheticChannel& c) {
+  const ClockNoise& n = c.noise;
+  const auto fail = [&](const std::string& what, double value, const std::string& range) {
+    throw InvalidArgument(where + ": " + what + " " + std::to_string(value) +
+                          " is invalid (valid: " + range + ")");
+  };
+  if (!(n.white_fm >= 0 && n.white_fm * std::sqrt(c.frequency_hz) <= 1e-2)) {
+    fail("white_fm", n.white_fm,
+         ">= 0 and <= 0.01 / sqrt(frequency in Hz), i.e. at most 1 % frequency error per period");
+  }
+  if (!(n.random_walk_fm >= 0 && n.random_walk_fm <= 1e-6)) {
+    fail("random_walk_fm", n.random_walk_fm, "0..1e-6");
+  }
+  if (!(std::abs(n.drift_per_s) <= 1e-6)) fail("drift", n.drift_per_s, "-1e-6..1e-6 per second");
+  if (!(n.pm_index >= 0 && n.pm_index <= 1e6)) fail("pm_index", n.pm_index, "0..1e6 rad");
+  if (n.pm_index > 0 && !(n.pm_frequency_hz > 0 && n.pm_frequency_hz < c.frequency_hz / 2)) {
+    fail("pm_frequency", n.pm_frequency_hz, "> 0 and < half the clock frequency");
+  }
+  if (!(n.pm_frequency_hz >= 0)) fail("pm_frequency", n.pm_frequency_hz, ">= 0");
+  if (n.pm_index * n.pm_frequency_hz > 0.1 * c.frequency_hz) {
+    fail("pm_index * pm_frequency", n.pm_index * n.pm_frequency_hz,
+         "<= 0.1 * frequency, so that periods stay positive");
+  }
+}
+
 std::string channelWhere(std::size_t index, const SyntheticChannel& channel) {
   return "synthetic channel #" + std::to_string(index) + " (channel " +
          std::to_string(channel.channel) + ")";
@@ -34,12 +63,19 @@ SyntheticChannel SyntheticChannel::poisson(channel_t channel, double rate_hz) {
   return c;
 }
 
-SyntheticChannel SyntheticChannel::clock(channel_t channel, double frequency_hz, double jitter_ps) {
+bool ClockNoise::any() const {
+  return white_fm != 0 || random_walk_fm != 0 || drift_per_s != 0 || pm_index != 0 ||
+         pm_frequency_hz != 0;
+}
+
+SyntheticChannel SyntheticChannel::clock(channel_t channel, double frequency_hz, double jitter_ps,
+                                         ClockNoise noise) {
   SyntheticChannel c;
   c.kind = Kind::Clock;
   c.channel = channel;
   c.frequency_hz = frequency_hz;
   c.jitter_ps = jitter_ps;
+  c.noise = noise;
   return c;
 }
 
@@ -102,6 +138,11 @@ void SyntheticConfig::validate() const {
       throw InvalidArgument(where + ": jitter_ps " + std::to_string(c.jitter_ps) +
                             " is invalid (valid: 0..1e12)");
     }
+    if (c.kind != SyntheticChannel::Kind::Clock && c.noise.any()) {
+      throw InvalidArgument(where +
+                            ": clock noise (white_fm, random_walk_fm, drift, pm_index, "
+                            "pm_frequency) is only valid for kind clock");
+    }
     switch (c.kind) {
       case SyntheticChannel::Kind::Poisson:
         if (!(c.rate_hz > 0 && c.rate_hz <= kMaxRate)) {
@@ -114,6 +155,7 @@ void SyntheticConfig::validate() const {
           throw InvalidArgument(where + ": frequency " + std::to_string(c.frequency_hz) +
                                 " Hz is invalid (valid: > 0 and <= 1e10)");
         }
+        validateClockNoise(where, c);
         break;
       case SyntheticChannel::Kind::Partner: {
         bool found = false;
@@ -196,6 +238,12 @@ std::string SyntheticSource::describe() const {
         break;
       case SyntheticChannel::Kind::Clock:
         out << "clock " << c.frequency_hz << " Hz jitter " << c.jitter_ps << " ps";
+        if (c.noise.white_fm != 0) out << " white_fm " << c.noise.white_fm;
+        if (c.noise.random_walk_fm != 0) out << " random_walk_fm " << c.noise.random_walk_fm;
+        if (c.noise.drift_per_s != 0) out << " drift " << c.noise.drift_per_s << "/s";
+        if (c.noise.pm_index != 0) {
+          out << " pm " << c.noise.pm_index << " rad at " << c.noise.pm_frequency_hz << " Hz";
+        }
         break;
       case SyntheticChannel::Kind::Partner:
         out << "partner of " << c.partner_of << " delay " << c.delay_ps << " ps jitter "
@@ -234,16 +282,23 @@ void SyntheticSource::generateChannel(std::size_t index, timestamp_t until) {
       }
       break;
     }
-    case SyntheticChannel::Kind::Clock:
+    case SyntheticChannel::Kind::Clock: {
+      const bool noisy = c.noise.any();
       for (;;) {
-        const timestamp_t ideal =
-            config_.start_time_ps + state.next_edge * state.period_whole +
+        const timestamp_t since_start =
+            state.next_edge * state.period_whole +
             roundToPs(static_cast<double>(state.next_edge) * state.period_fraction);
-        if (ideal >= until) break;
-        state.generated.push_back(ideal + roundToPs(truncatedGaussian(state, c.jitter_ps)));
+        const timestamp_t ideal = config_.start_time_ps + since_start;
+        const double deviation = noisy ? clockDeviationPs(c, state, since_start) : 0.0;
+        // The white jitter stays within the guard; the smooth deviation decides the window.
+        if (static_cast<double>(ideal) + deviation >= static_cast<double>(until)) break;
+        state.generated.push_back(ideal +
+                                  roundToPs(deviation + truncatedGaussian(state, c.jitter_ps)));
+        if (noisy) advanceClockDeviation(c, state);
         ++state.next_edge;
       }
       break;
+    }
     case SyntheticChannel::Kind::Partner: {
       std::bernoulli_distribution echo(c.probability);
       for (timestamp_t parent_time : states_[state.parent].generated) {
@@ -262,6 +317,33 @@ void SyntheticSource::generateChannel(std::size_t index, timestamp_t until) {
           state.pending.end())) {
     std::sort(state.pending.begin(), state.pending.end());
   }
+}
+
+double SyntheticSource::clockDeviationPs(const SyntheticChannel& channel, const ChannelState& state,
+                                         timestamp_t since_start) const {
+  const ClockNoise& noise = channel.noise;
+  const double t = static_cast<double>(since_start) * 1e-12;  // s
+  double deviation = state.deviation.frequency_noise_ps;
+  // f = f0 (1 + d t) advances the phase by d t^2 / 2 periods' worth of time: edges come early.
+  deviation -= 0.5 * noise.drift_per_s * t * t * 1e12;
+  if (noise.pm_index != 0) {
+    deviation -= noise.pm_index / (kTwoPi * channel.frequency_hz) * 1e12 *
+                 std::sin(kTwoPi * state.deviation.modulation_cycles);
+  }
+  return deviation;
+}
+
+void SyntheticSource::advanceClockDeviation(const SyntheticChannel& channel, ChannelState& state) {
+  const ClockNoise& noise = channel.noise;
+  const double period_s = 1.0 / channel.frequency_hz;
+  ClockDeviation& d = state.deviation;
+  // White FM: sigma_y(tau) = sigma sqrt(T / tau) for a per-period sigma; random-walk FM with a
+  // per-period step q has sigma_y^2(tau) -> q^2 tau / (3 T).
+  const double y = d.random_walk_y + truncatedGaussian(state, noise.white_fm / std::sqrt(period_s));
+  d.frequency_noise_ps -= y * period_s * 1e12;
+  d.random_walk_y += truncatedGaussian(state, noise.random_walk_fm * std::sqrt(3.0 * period_s));
+  d.modulation_cycles += noise.pm_frequency_hz * period_s;
+  d.modulation_cycles -= std::floor(d.modulation_cycles);
 }
 
 void SyntheticSource::mergeChannelsBefore(timestamp_t window_end) {

@@ -6,7 +6,10 @@
 #include "tagflow/measurements/correlation.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
+#include "tagflow/measurements/file_writer.hpp"
+#include "tagflow/measurements/frequency_stability.hpp"
 #include "tagflow/measurements/histogram_log_bins.hpp"
+#include "tagflow/measurements/phase_noise.hpp"
 
 namespace tagflow {
 
@@ -93,6 +96,54 @@ std::vector<MeasurementKind> buildKinds() {
             name, singleChannel(p, "click_channel"), singleChannel(p, "start_channel"),
             p.getDouble("exp_start"), p.getDouble("exp_stop"), p.getInt("n_bins"),
             gateFrom(p, "click_gate"), gateFrom(p, "start_gate"));
+      }});
+  kinds.push_back(MeasurementKind{
+      "FrequencyStability",
+      "overlapping Allan, modified Allan and Hadamard deviations and traces of a clock",
+      {{"channel", "channel of the clock"},
+       {"steps", "list of steps n (>= 1): tau = n * average * measured period"},
+       {"average", "edges averaged into one phase sample (>= 1), default 1000"},
+       {"trace_len", "samples kept for the traces (>= 0), default 1000"}},
+      [](const std::string& name, const Parameters& p) -> std::unique_ptr<Measurement> {
+        p.requireOnly({"channel", "steps", "average", "trace_len"},
+                      "FrequencyStability '" + name + "'");
+        return std::make_unique<FrequencyStability>(
+            name, singleChannel(p, "channel"), p.getIntList("steps"), p.getInt("average", 1000),
+            p.getInt("trace_len", 1000));
+      }});
+  kinds.push_back(MeasurementKind{
+      "PhaseNoise",
+      "single-sideband phase noise L(f) of one or more clocks, octave-decimated Welch spectra",
+      {{"channels", "list of clock channels, one spectrum each"},
+       {"samples_per_octave", "points per octave (2..65536), default 64"}},
+      [](const std::string& name, const Parameters& p) -> std::unique_ptr<Measurement> {
+        p.requireOnly({"channels", "samples_per_octave"}, "PhaseNoise '" + name + "'");
+        return std::make_unique<PhaseNoise>(
+            name, channelList(p, "channels"),
+            p.getInt("samples_per_octave", PhaseNoise::kDefaultSamplesPerOctave));
+      }});
+  kinds.push_back(MeasurementKind{
+      "FileWriter",
+      "records the tags of the channels (and all overflow, missed-events, error tags) to a tag file",
+      {{"path", "tag file to write; further parts get .1, .2, ... before the extension"},
+       {"channels", "list of channels to record"},
+       {"max_file_size", "bytes after which a new part begins, default 2^30"},
+       {"compression", "none (default), zstd or lz4 behind the packed blocks"},
+       {"configuration", "text stored in the file as the source's configuration, default none"}},
+      [](const std::string& name, const Parameters& p) -> std::unique_ptr<Measurement> {
+        p.requireOnly({"path", "channels", "max_file_size", "compression", "configuration"},
+                      "FileWriter '" + name + "'");
+        const std::int64_t max_file_size =
+            p.getInt("max_file_size", static_cast<std::int64_t>(kDefaultMaxFileSize));
+        if (max_file_size < static_cast<std::int64_t>(kMinMaxFileSize)) {
+          throw InvalidArgument("FileWriter '" + name + "': max_file_size " +
+                                std::to_string(max_file_size) + " bytes is invalid (valid: >= " +
+                                std::to_string(kMinMaxFileSize) + ")");
+        }
+        return std::make_unique<FileWriter>(
+            name, p.getString("path"), channelList(p, "channels"),
+            static_cast<std::uint64_t>(max_file_size), p.getString("configuration", ""),
+            tagfile::compressionFromName(p.getString("compression", "none")));
       }});
   return kinds;
 }

@@ -109,7 +109,6 @@ class MeasurementGraph {
 
   Source& source_;
   GraphOptions options_;
-  std::vector<channel_t> physical_channels_;
   channel_t first_virtual_channel_;
   channel_t next_virtual_channel_;
   mutable std::mutex mutex_;  // guards the node lists against adds/removals during a run

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tagflow/core/parameters.hpp"
 #include "tagflow/core/profile.hpp"
 #include "tagflow/core/result_set.hpp"
 
@@ -17,6 +18,8 @@ namespace tagflow {
 struct RunInfo {
   std::string source;  // Source::describe()
   std::string config;  // the configuration text the run was started with, if any
+  // What the source counted (sourceStatistics()): attributes of /source when not empty.
+  Parameters source_statistics{};
 };
 
 // Throws IoError naming the path and the reason when the file cannot be written.

@@ -33,6 +33,10 @@ std::unique_ptr<Source> makeSource(const SourceSpec& spec);
 
 SyntheticConfig syntheticConfigFrom(const SourceSpec& spec);
 
+// What a source counted while it ran (the UDP receiver: datagrams, losses, malformed ones),
+// for the results file; empty for sources that count nothing.
+Parameters sourceStatistics(const Source& source);
+
 // The demo stream: 8 channels with mixed rates (Poisson, a clock, a correlated partner).
 std::vector<SyntheticChannel> demoChannels();
 

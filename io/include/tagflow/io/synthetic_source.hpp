@@ -1,7 +1,8 @@
 // SyntheticSource: a deterministic stream for a given seed and configuration, independent of
 // the block size. Each channel is a Poisson process (rate), a periodic clock (frequency,
-// Gaussian jitter) or the partner of an earlier channel (each of its events is echoed with
-// a probability, after a delay, with Gaussian jitter). Overflow intervals can be injected:
+// Gaussian jitter = white phase noise, and optionally the clock noise models of ClockNoise)
+// or the partner of an earlier channel (each of its events is echoed with a probability,
+// after a delay, with Gaussian jitter). Overflow intervals can be injected:
 // inside [begin, end) tags are dropped and reported as MissedEvents counts at `end`,
 // bracketed by OverflowBegin/OverflowEnd tags (channel 0).
 //
@@ -20,6 +21,26 @@
 
 namespace tagflow {
 
+// Noise of a clock beyond its white phase noise (jitter_ps). Edge k of a clock of period T lies
+// at k*T + x(k*T) + jitter, and the time deviation x sums:
+// - white frequency noise, Allan deviation `white_fm` at tau = 1 s (sigma_y = white_fm /
+//   sqrt(tau / 1 s)): every period gets an independent fractional frequency error;
+// - random-walk frequency noise, Allan deviation `random_walk_fm` at 1 s (sigma_y =
+//   random_walk_fm * sqrt(tau / 1 s) for tau much longer than a period);
+// - a linear frequency drift: f(t) = f0 (1 + drift_per_s * t), so ADEV = |drift| tau / sqrt(2);
+// - sinusoidal phase modulation phi(t) = pm_index * sin(2 pi pm_frequency_hz t), in radians of
+//   the carrier, which puts spurs of 20 log10(pm_index / 2) dBc at +-pm_frequency_hz.
+// A faster clock (y > 0) has shorter periods: x falls by T*y per period.
+struct ClockNoise {
+  double white_fm = 0;
+  double random_walk_fm = 0;
+  double drift_per_s = 0;
+  double pm_index = 0;
+  double pm_frequency_hz = 0;
+
+  bool any() const;
+};
+
 struct SyntheticChannel {
   enum class Kind { Poisson, Clock, Partner };
   Kind kind = Kind::Poisson;
@@ -30,9 +51,11 @@ struct SyntheticChannel {
   channel_t partner_of = 0;  // Partner
   timestamp_t delay_ps = 0;  // Partner
   double probability = 1;    // Partner
+  ClockNoise noise;          // Clock
 
   static SyntheticChannel poisson(channel_t channel, double rate_hz);
-  static SyntheticChannel clock(channel_t channel, double frequency_hz, double jitter_ps = 0);
+  static SyntheticChannel clock(channel_t channel, double frequency_hz, double jitter_ps = 0,
+                                ClockNoise noise = {});
   static SyntheticChannel partner(channel_t channel, channel_t partner_of, timestamp_t delay_ps,
                                   double jitter_ps = 0, double probability = 1);
 };
@@ -62,11 +85,23 @@ class SyntheticSource : public Source {
 
   bool next(BlockBuffer& out) override;
   std::size_t maxBlockTags() const override { return config_.block_size; }
+  std::vector<channel_t> channels() const override {
+    std::vector<channel_t> channels;
+    for (const auto& channel : config_.channels) channels.push_back(channel.channel);
+    return channels;
+  }
   std::string describe() const override;
 
   const SyntheticConfig& config() const { return config_; }
 
  private:
+  // The smooth part of a noisy clock's time deviation, for the edge about to be generated.
+  struct ClockDeviation {
+    double frequency_noise_ps = 0;  // integrated white and random-walk frequency noise
+    double random_walk_y = 0;       // current fractional frequency of the random walk
+    double modulation_cycles = 0;   // phase of the modulation at the edge, in [0, 1)
+  };
+
   struct ChannelState {
     std::mt19937_64 random;
     std::normal_distribution<double> normal;  // unit sigma, kept: it caches a second value
@@ -77,12 +112,18 @@ class SyntheticSource : public Source {
     std::size_t parent = 0;              // index of the partner's source channel
     std::vector<timestamp_t> generated;  // this round's event times, for partners
     std::vector<timestamp_t> pending;    // generated, not yet finalised, sorted
+    ClockDeviation deviation;
   };
 
   bool streamDone() const;
   void generateWindow();
   void generateChannel(std::size_t index, timestamp_t until);
   double truncatedGaussian(ChannelState& state, double sigma);
+  // Deviation of edge `state.next_edge` from its ideal time, in ps, without its white jitter.
+  double clockDeviationPs(const SyntheticChannel& channel, const ChannelState& state,
+                          timestamp_t since_start) const;
+  // Draws the frequency noise of the period after the current edge.
+  void advanceClockDeviation(const SyntheticChannel& channel, ChannelState& state);
   void mergeChannelsBefore(timestamp_t window_end);
   // Drops tags inside overflow intervals and adds the overflow marks; true if it did anything
   // (the window then needs sorting again).

@@ -1,0 +1,152 @@
+// FrequencyStability: the Allan-deviation family of a clock on `channel`, computed while the
+// stream runs. Consecutive groups of `average` edges are averaged into one phase sample (the
+// mean of their times); the phase x of a sample is its time minus the ideal time of a clock
+// with a reference period. For each step n of `steps` the overlapping ADEV, MDEV, HDEV and the
+// standard deviation of n-sample time differences (STDD) are kept as running sums (AllanSums),
+// so memory grows with max(steps) and trace_len, never with the length of the stream.
+//   tau_n = n * average * T, T = the measured mean period: the summed spans between the first
+//   and last sample of every series over the number of edge periods they cover.
+//   ADEV scaled = tau / sqrt(3) * ADEV, TDEV = tau / sqrt(3) * MDEV,
+//   HDEV scaled = tau / sqrt(10/3) * HDEV (seconds).
+// A series of samples restarts (the partial group is dropped, the sums are kept) at the
+// capture start (also on resuming after stop()), at an Error, across an overflow interval, and
+// when one edge interval differs from the period by more than half of it (a missing or extra
+// edge; checked once the first 1024 edges have given a period). Steps longer than the data seen
+// give NaN, and so does everything while no series has reached two samples (no period yet). Traces
+// cover the last trace_len samples of the current series: their times, their phase from a
+// least-squares line, and the frequency of each sample interval.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "tagflow/core/measurement.hpp"
+#include "tagflow/measurements/allan_sums.hpp"
+#include "tagflow/measurements/channel_times.hpp"
+
+namespace tagflow {
+
+struct FrequencyStabilityData {
+  std::vector<double> tau;              // s
+  std::vector<double> adev;             // 1
+  std::vector<double> mdev;             // 1
+  std::vector<double> hdev;             // 1
+  std::vector<double> stdd;             // s
+  std::vector<double> adev_scaled;      // s
+  std::vector<double> tdev;             // s
+  std::vector<double> hdev_scaled;      // s
+  std::vector<double> trace_index;      // s, stream time of each trace sample
+  std::vector<double> trace_phase;      // s, residual from the least-squares line over the trace
+  std::vector<double> trace_frequency;  // 1, relative to the trace's mean frequency
+  std::vector<double> trace_frequency_absolute;  // Hz, minus the input frequency given
+};
+
+class FrequencyStability : public Measurement {
+ public:
+  FrequencyStability(std::string name, channel_t channel, std::vector<std::int64_t> steps,
+                     std::int64_t average = 1000, std::int64_t trace_len = 1000);
+
+  // `input_frequency` (Hz) is subtracted from trace_frequency_absolute; 0 gives the measured
+  // frequency of each interval itself.
+  FrequencyStabilityData getDataObject(double input_frequency = 0) const;
+  std::vector<double> getTau() const { return getDataObject().tau; }
+  std::vector<double> getADEV() const { return getDataObject().adev; }
+  std::vector<double> getMDEV() const { return getDataObject().mdev; }
+  std::vector<double> getHDEV() const { return getDataObject().hdev; }
+  std::vector<double> getSTDD() const { return getDataObject().stdd; }
+  std::vector<double> getADEVScaled() const { return getDataObject().adev_scaled; }
+  std::vector<double> getTDEV() const { return getDataObject().tdev; }
+  std::vector<double> getHDEVScaled() const { return getDataObject().hdev_scaled; }
+  std::vector<double> getTraceIndex() const { return getDataObject().trace_index; }
+  std::vector<double> getTracePhase() const { return getDataObject().trace_phase; }
+  std::vector<double> getTraceFrequency() const { return getDataObject().trace_frequency; }
+  std::vector<double> getTraceFrequencyAbsolute(double input_frequency = 0) const {
+    return getDataObject(input_frequency).trace_frequency_absolute;
+  }
+  // The measured mean period of one edge, ps; NaN before a series reached two samples.
+  double getMeanPeriod() const;
+  // Phase samples taken since clear(), over all series.
+  std::uint64_t getSampleCount() const;
+
+  std::optional<std::vector<channel_t>> inputChannels() const override {
+    return std::vector<channel_t>{channel_};
+  }
+
+ protected:
+  void processTimeTags(std::span<const Tag> tags) override;
+  void onCaptureStart(timestamp_t time, bool fresh) override;
+  void onOverflowBegin(const Tag& tag) override;
+  void onOverflowEnd(const Tag& tag) override;
+  void onError(const Tag& tag) override;
+  void clearData() override;
+  void collectResults(ResultSet& out) const override;
+
+ private:
+  __extension__ using Accumulator = unsigned __int128;
+
+  // A sample's time is base + offset, kept apart so that neither loses precision.
+  struct SampleTime {
+    timestamp_t base = 0;
+    double offset = 0;
+  };
+  struct TracePoint {
+    SampleTime time;
+    double phase = 0;         // ps
+    std::uint64_t index = 0;  // in its series
+  };
+
+  // Both add edges from `index` on and return the index of the next edge to add: one edge
+  // while the first 1024 give a period, then runs of edges with the interval check.
+  std::size_t addWarmupEdge(std::span<const timestamp_t> times, std::size_t index);
+  std::size_t addCheckedEdges(std::span<const timestamp_t> times, std::size_t index);
+  void restartSeries(timestamp_t time);
+  void endSeries();
+  void finishSample(timestamp_t last_time);
+  void reanchor();
+  double meanPeriodLocked() const;
+  FrequencyStabilityData dataLocked(double input_frequency) const;
+  void fillTraces(FrequencyStabilityData& data, double input_frequency) const;
+
+  channel_t channel_;
+  std::vector<std::int64_t> steps_;
+  std::int64_t average_;
+  std::size_t trace_len_;
+  ChannelTimes times_;
+  AllanSums sums_;
+
+  // The series being built.
+  bool active_ = false;  // false inside an overflow interval
+  timestamp_t group_base_ = 0;
+  Accumulator group_sum_ = 0;  // sum of (time - group_base_) over the group's edges
+  std::int64_t group_size_ = 0;
+  timestamp_t last_edge_ = 0;
+  bool has_last_edge_ = false;
+  std::uint64_t series_samples_ = 0;
+  SampleTime series_first_;
+  SampleTime previous_sample_;
+  double previous_phase_ = 0;  // ps
+
+  // The reference period of one edge (ps) that phases are taken against: from the first two
+  // samples, replaced by the measured mean period when the phase has drifted far.
+  double reference_period_ = 0;
+  bool has_reference_ = false;
+  // The period the edge intervals are checked against: from the first 1024 edges of a series,
+  // then the measured mean period at every restart.
+  double edge_period_ = 0;
+  bool has_edge_period_ = false;
+  timestamp_t warmup_first_ = 0;
+  std::int64_t warmup_edges_ = 0;
+
+  // Completed series, for the mean period.
+  double closed_span_ps_ = 0;
+  std::uint64_t closed_periods_ = 0;
+  std::uint64_t samples_total_ = 0;
+  std::uint64_t restarts_on_slip_ = 0;
+
+  std::vector<TracePoint> trace_;  // ring of the last trace_len + 1 samples of the series
+  std::size_t trace_next_ = 0;
+  std::size_t trace_count_ = 0;
+};
+
+}  // namespace tagflow

@@ -1,0 +1,366 @@
+#include "tagflow/measurements/frequency_stability.hpp"
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <limits>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::int64_t kMaxStep = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxAverage = std::int64_t{1} << 32;
+constexpr std::int64_t kMaxTraceLen = std::int64_t{1} << 24;
+// Beyond this phase (ps) a double keeps only about 1e-6 ps: shift the series back towards 0.
+constexpr double kReanchorPhasePs = 4294967296.0;
+// Edges that give the first period estimate for the missing-edge check.
+constexpr std::int64_t kWarmupEdges = 1024;
+
+std::string owner(const std::string& name) {
+  return "FrequencyStability '" + name + "'";
+}
+
+const std::vector<std::int64_t>& checkedSteps(const std::vector<std::int64_t>& steps,
+                                              const std::string& name) {
+  if (steps.empty()) {
+    throw InvalidArgument(owner(name) +
+                          ": steps must not be empty (give one or more step "
+                          "sizes n, 1.." +
+                          std::to_string(kMaxStep) + ")");
+  }
+  for (std::int64_t n : steps) {
+    if (n < 1 || n > kMaxStep) {
+      throw InvalidArgument(owner(name) + ": step " + std::to_string(n) +
+                            " is invalid (valid: 1.." + std::to_string(kMaxStep) + ")");
+    }
+  }
+  return steps;
+}
+
+std::int64_t checkedAverage(std::int64_t average, const std::string& name) {
+  if (average < 1 || average > kMaxAverage) {
+    throw InvalidArgument(owner(name) + ": average " + std::to_string(average) +
+                          " is invalid (valid: 1.." + std::to_string(kMaxAverage) + ")");
+  }
+  return average;
+}
+
+std::size_t checkedTraceLen(std::int64_t trace_len, const std::string& name) {
+  if (trace_len < 0 || trace_len > kMaxTraceLen) {
+    throw InvalidArgument(owner(name) + ": trace_len " + std::to_string(trace_len) +
+                          " is invalid (valid: 0.." + std::to_string(kMaxTraceLen) + ")");
+  }
+  return static_cast<std::size_t>(trace_len);
+}
+
+}  // namespace
+
+FrequencyStability::FrequencyStability(std::string name, channel_t channel,
+                                       std::vector<std::int64_t> steps, std::int64_t average,
+                                       std::int64_t trace_len)
+    : Measurement("FrequencyStability", std::move(name),
+                  Parameters{{"channel", std::int64_t{channel}},
+                             {"steps", steps},
+                             {"average", average},
+                             {"trace_len", trace_len}}),
+      channel_(channel),
+      steps_(checkedSteps(steps, this->name())),
+      average_(checkedAverage(average, this->name())),
+      trace_len_(checkedTraceLen(trace_len, this->name())),
+      times_(std::span<const channel_t>(&channel_, 1), owner(this->name())),
+      sums_(steps_) {
+  if (trace_len_ > 0) trace_.resize(trace_len_ + 1);
+}
+
+void FrequencyStability::processTimeTags(std::span<const Tag> tags) {
+  if (!active_ || inOverflow()) return;
+  times_.gather(tags);
+  const std::span<const timestamp_t> times = times_.times(0);
+  for (std::size_t i = 0; i < times.size();) {
+    i = has_edge_period_ ? addCheckedEdges(times, i) : addWarmupEdge(times, i);
+  }
+}
+
+std::size_t FrequencyStability::addWarmupEdge(std::span<const timestamp_t> times,
+                                              std::size_t index) {
+  const timestamp_t time = times[index];
+  if (warmup_edges_ == 0) warmup_first_ = time;
+  if (++warmup_edges_ == kWarmupEdges && time > warmup_first_) {
+    edge_period_ = static_cast<double>(time - warmup_first_) / (kWarmupEdges - 1);
+    has_edge_period_ = true;
+  }
+  last_edge_ = time;
+  has_last_edge_ = true;
+  group_sum_ += static_cast<std::uint64_t>(time - group_base_);
+  if (++group_size_ == average_) finishSample(time);
+  return index + 1;
+}
+
+std::size_t FrequencyStability::addCheckedEdges(std::span<const timestamp_t> times,
+                                                std::size_t first) {
+  // An interval is fine within half a period of edge_period_: [shortest, shortest + range].
+  const auto shortest = static_cast<timestamp_t>(std::ceil(0.5 * edge_period_));
+  const auto range = static_cast<std::uint64_t>(
+      static_cast<timestamp_t>(std::floor(1.5 * edge_period_)) - shortest);
+  // The state in locals: through `this` the compiler would reload and store it on every edge.
+  timestamp_t last = last_edge_;
+  bool has_last = has_last_edge_;
+  Accumulator sum = group_sum_;
+  std::int64_t size = group_size_;
+  const timestamp_t base = group_base_;
+  const std::int64_t average = average_;
+  const auto store = [&] {
+    last_edge_ = last;
+    has_last_edge_ = has_last;
+    group_sum_ = sum;
+    group_size_ = size;
+  };
+  for (std::size_t i = first; i < times.size(); ++i) {
+    const timestamp_t time = times[i];
+    if (has_last && static_cast<std::uint64_t>(time - last - shortest) > range) [[unlikely]] {
+      store();
+      ++restarts_on_slip_;
+      restartSeries(time);
+      return i;  // the edge begins the new series
+    }
+    last = time;
+    has_last = true;
+    sum += static_cast<std::uint64_t>(time - base);
+    if (++size == average) [[unlikely]] {
+      store();
+      finishSample(time);
+      return i + 1;
+    }
+  }
+  store();
+  return times.size();
+}
+
+void FrequencyStability::finishSample(timestamp_t last_time) {
+  const SampleTime sample{group_base_,
+                          static_cast<double>(group_sum_) / static_cast<double>(average_)};
+  double phase = 0;
+  if (series_samples_ == 0) {
+    series_first_ = sample;
+  } else {
+    const double elapsed = static_cast<double>(sample.base - previous_sample_.base) +
+                           (sample.offset - previous_sample_.offset);
+    if (!has_reference_ && elapsed > 0) {
+      reference_period_ = elapsed / static_cast<double>(average_);
+      has_reference_ = true;
+    }
+    phase = previous_phase_ + (elapsed - static_cast<double>(average_) * reference_period_);
+  }
+  sums_.add(phase);
+  if (!trace_.empty()) {
+    trace_[trace_next_] = TracePoint{sample, phase, series_samples_};
+    trace_next_ = trace_next_ + 1 == trace_.size() ? 0 : trace_next_ + 1;
+    trace_count_ = std::min(trace_count_ + 1, trace_.size());
+  }
+  ++series_samples_;
+  ++samples_total_;
+  previous_sample_ = sample;
+  previous_phase_ = phase;
+  group_base_ = last_time;
+  group_sum_ = 0;
+  group_size_ = 0;
+  if (std::abs(phase) > kReanchorPhasePs) reanchor();
+}
+
+void FrequencyStability::reanchor() {
+  const double period = meanPeriodLocked();
+  if (!(period > 0)) return;
+  // New reference: the measured mean period, and the newest sample at phase 0.
+  const double slope = static_cast<double>(average_) * (period - reference_period_);
+  const double offset = previous_phase_;
+  sums_.removeLinear(offset, slope);
+  const std::uint64_t newest = series_samples_ - 1;
+  for (std::size_t i = 0; i < trace_count_; ++i) {
+    TracePoint& point = trace_[i];
+    point.phase -=
+        offset + slope * (static_cast<double>(point.index) - static_cast<double>(newest));
+  }
+  previous_phase_ = 0;
+  reference_period_ = period;
+}
+
+void FrequencyStability::endSeries() {
+  if (series_samples_ >= 2) {
+    closed_span_ps_ += static_cast<double>(previous_sample_.base - series_first_.base) +
+                       (previous_sample_.offset - series_first_.offset);
+    closed_periods_ += (series_samples_ - 1) * static_cast<std::uint64_t>(average_);
+  }
+  series_samples_ = 0;
+  sums_.restart();
+  trace_next_ = 0;
+  trace_count_ = 0;
+  group_sum_ = 0;
+  group_size_ = 0;
+  has_last_edge_ = false;
+  previous_phase_ = 0;
+}
+
+void FrequencyStability::restartSeries(timestamp_t time) {
+  endSeries();
+  const double period = meanPeriodLocked();
+  if (period > 0) {
+    edge_period_ = period;
+    has_edge_period_ = true;
+  }
+  warmup_edges_ = 0;
+  group_base_ = time;
+  active_ = !inOverflow();
+}
+
+void FrequencyStability::onCaptureStart(timestamp_t time, bool /*fresh*/) {
+  restartSeries(time);
+}
+
+void FrequencyStability::onOverflowBegin(const Tag& /*tag*/) {
+  endSeries();
+  active_ = false;
+}
+
+void FrequencyStability::onOverflowEnd(const Tag& tag) {
+  restartSeries(tag.time);
+}
+
+void FrequencyStability::onError(const Tag& tag) {
+  restartSeries(tag.time);
+}
+
+void FrequencyStability::clearData() {
+  endSeries();
+  sums_.clear();
+  active_ = false;
+  has_reference_ = false;
+  reference_period_ = 0;
+  has_edge_period_ = false;
+  edge_period_ = 0;
+  warmup_edges_ = 0;
+  closed_span_ps_ = 0;
+  closed_periods_ = 0;
+  samples_total_ = 0;
+  restarts_on_slip_ = 0;
+}
+
+double FrequencyStability::meanPeriodLocked() const {
+  double span = closed_span_ps_;
+  std::uint64_t periods = closed_periods_;
+  if (series_samples_ >= 2) {
+    span += static_cast<double>(previous_sample_.base - series_first_.base) +
+            (previous_sample_.offset - series_first_.offset);
+    periods += (series_samples_ - 1) * static_cast<std::uint64_t>(average_);
+  }
+  return periods == 0 ? kNaN : span / static_cast<double>(periods);
+}
+
+double FrequencyStability::getMeanPeriod() const {
+  auto lock = lockData();
+  return meanPeriodLocked();
+}
+
+std::uint64_t FrequencyStability::getSampleCount() const {
+  auto lock = lockData();
+  return samples_total_;
+}
+
+FrequencyStabilityData FrequencyStability::getDataObject(double input_frequency) const {
+  auto lock = lockData();
+  return dataLocked(input_frequency);
+}
+
+FrequencyStabilityData FrequencyStability::dataLocked(double input_frequency) const {
+  FrequencyStabilityData data;
+  const double period_ps = meanPeriodLocked();
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    const double tau_ps =
+        static_cast<double>(steps_[i]) * static_cast<double>(average_) * period_ps;
+    const double tau = tau_ps * 1e-12;
+    const AllanSums::Deviations deviations = sums_.deviations(i, tau_ps);
+    data.tau.push_back(tau);
+    data.adev.push_back(deviations.adev);
+    data.mdev.push_back(deviations.mdev);
+    data.hdev.push_back(deviations.hdev);
+    data.stdd.push_back(deviations.stdd * 1e-12);
+    data.adev_scaled.push_back(tau / std::sqrt(3.0) * deviations.adev);
+    data.tdev.push_back(tau / std::sqrt(3.0) * deviations.mdev);
+    data.hdev_scaled.push_back(tau / std::sqrt(10.0 / 3.0) * deviations.hdev);
+  }
+  fillTraces(data, input_frequency);
+  return data;
+}
+
+void FrequencyStability::fillTraces(FrequencyStabilityData& data, double input_frequency) const {
+  if (trace_count_ < 2) return;
+  // Oldest first; point 0 is only the predecessor of the first interval.
+  std::vector<TracePoint> points(trace_count_);
+  const std::size_t oldest = (trace_next_ + trace_.size() - trace_count_) % trace_.size();
+  for (std::size_t i = 0; i < trace_count_; ++i) points[i] = trace_[(oldest + i) % trace_.size()];
+  const std::size_t first = points.size() - std::min(trace_len_, points.size() - 1);
+  const auto length = static_cast<Eigen::Index>(points.size() - first);
+
+  std::vector<double> intervals;
+  double elapsed_total = 0;
+  for (std::size_t i = first; i < points.size(); ++i) {
+    const double elapsed = static_cast<double>(points[i].time.base - points[i - 1].time.base) +
+                           (points[i].time.offset - points[i - 1].time.offset);
+    intervals.push_back(elapsed);
+    elapsed_total += elapsed;
+  }
+  const double mean_interval = elapsed_total / static_cast<double>(intervals.size());
+
+  Eigen::MatrixXd design(length, 2);
+  Eigen::VectorXd phase(length);
+  const double index_mean = 0.5 * static_cast<double>(points[first].index + points.back().index);
+  for (Eigen::Index row = 0; row < length; ++row) {
+    const TracePoint& point = points[first + static_cast<std::size_t>(row)];
+    design(row, 0) = 1.0;
+    design(row, 1) = static_cast<double>(point.index) - index_mean;
+    phase(row) = point.phase;
+  }
+  const Eigen::Vector2d line = design.colPivHouseholderQr().solve(phase);
+  const Eigen::VectorXd residual = phase - design * line;
+
+  for (std::size_t i = first; i < points.size(); ++i) {
+    const double interval = intervals[i - first];
+    data.trace_index.push_back(static_cast<double>(points[i].time.base) * 1e-12 +
+                               points[i].time.offset * 1e-12);
+    data.trace_phase.push_back(residual(static_cast<Eigen::Index>(i - first)) * 1e-12);
+    data.trace_frequency.push_back(mean_interval / interval - 1.0);
+    data.trace_frequency_absolute.push_back(static_cast<double>(average_) / (interval * 1e-12) -
+                                            input_frequency);
+  }
+}
+
+void FrequencyStability::collectResults(ResultSet& out) const {
+  FrequencyStabilityData data = dataLocked(0);
+  const std::vector<std::size_t> steps{steps_.size()};
+  const std::vector<std::size_t> trace{data.trace_index.size()};
+  out.add("tau", "s", steps, std::move(data.tau), "step * average * measured mean period");
+  out.add("adev", "1", steps, std::move(data.adev),
+          "overlapping Allan deviation; NaN for steps longer than the data");
+  out.add("mdev", "1", steps, std::move(data.mdev), "overlapping modified Allan deviation");
+  out.add("hdev", "1", steps, std::move(data.hdev), "overlapping Hadamard deviation");
+  out.add("stdd", "s", steps, std::move(data.stdd),
+          "standard deviation of the time of step * average periods");
+  out.add("adev_scaled", "s", steps, std::move(data.adev_scaled), "tau / sqrt(3) * adev");
+  out.add("tdev", "s", steps, std::move(data.tdev), "time deviation, tau / sqrt(3) * mdev");
+  out.add("hdev_scaled", "s", steps, std::move(data.hdev_scaled), "tau / sqrt(10/3) * hdev");
+  out.add("trace_index", "s", trace, std::move(data.trace_index),
+          "stream time of the last trace_len samples of the current series");
+  out.add("trace_phase", "s", trace, std::move(data.trace_phase),
+          "phase of each trace sample from a least-squares line over the trace");
+  out.add("trace_frequency", "1", trace, std::move(data.trace_frequency),
+          "relative frequency of each sample interval against the trace's mean");
+  out.add("trace_frequency_absolute", "Hz", trace, std::move(data.trace_frequency_absolute),
+          "frequency of each sample interval");
+  out.facts.set("samples", static_cast<std::int64_t>(samples_total_));
+  out.facts.set("mean_period_ps", meanPeriodLocked());
+  out.facts.set("restarts_on_slip", static_cast<std::int64_t>(restarts_on_slip_));
+}
+
+}  // namespace tagflow

@@ -1,0 +1,77 @@
+#include "tagflow/measurements/octave_welch.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tagflow {
+
+OctaveWelch::OctaveWelch(SegmentPeriodogram& periodogram)
+    : periodogram_(&periodogram), length_(periodogram.length()) {
+  stages_.reserve(kMaxStages);
+}
+
+void OctaveWelch::push(std::span<const double> samples) {
+  pushStage(0, samples);
+}
+
+void OctaveWelch::pushStage(std::size_t k, std::span<const double> samples) {
+  if (samples.empty()) return;
+  if (k == stages_.size()) {
+    auto stage = std::make_unique<Stage>();
+    stage->buffer.resize(length_);
+    stage->power.assign(binCount(k), 0.0);
+    stages_.push_back(std::move(stage));
+  }
+  Stage& stage = *stages_[k];
+  std::size_t position = 0;
+  while (position < samples.size()) {
+    const std::size_t take = std::min(length_ - stage.filled, samples.size() - position);
+    std::copy_n(samples.begin() + static_cast<std::ptrdiff_t>(position), take,
+                stage.buffer.begin() + static_cast<std::ptrdiff_t>(stage.filled));
+    stage.filled += take;
+    position += take;
+    if (stage.filled == length_) {
+      periodogram_->accumulate(stage.buffer, firstBin(), stage.power);
+      ++stage.segments;
+      // 50 % overlap: the newer half begins the next segment.
+      std::copy(stage.buffer.begin() + static_cast<std::ptrdiff_t>(length_ / 2), stage.buffer.end(),
+                stage.buffer.begin());
+      stage.filled = length_ / 2;
+    }
+  }
+  if (k + 1 < kMaxStages) {
+    stage.decimated.clear();
+    stage.decimator.process(samples, stage.decimated);
+    pushStage(k + 1, stage.decimated);
+  }
+}
+
+void OctaveWelch::restart() {
+  for (auto& stage : stages_) {
+    stage->filled = 0;
+    stage->decimator.restart();
+  }
+}
+
+void OctaveWelch::clear() {
+  stages_.clear();
+}
+
+std::vector<OctaveWelch::Point> OctaveWelch::spectrum() const {
+  std::vector<Point> points;
+  const double window_power = periodogram_->windowPower();
+  for (std::size_t k = stages_.size(); k-- > 0;) {
+    const Stage& stage = *stages_[k];
+    if (stage.segments == 0) continue;
+    const double rate = std::ldexp(1.0, -static_cast<int>(k));  // of this stage
+    const double width = rate / static_cast<double>(length_);
+    for (std::size_t i = 0; i < stage.power.size(); ++i) {
+      const double mean_power = stage.power[i] / static_cast<double>(stage.segments);
+      points.push_back(Point{static_cast<double>(firstBin() + i) * width, width,
+                             2 * mean_power / (rate * window_power), stage.segments});
+    }
+  }
+  return points;
+}
+
+}  // namespace tagflow

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# End-to-end tests of recording and replay from the command line: a FileWriter run and its
+# replay through `kind = "tagfile"` give identical Counter and Correlation datasets; `tagflow
+# convert` round-trips tag file -> Photon-HDF5 -> tag file -> raw exactly and writes the
+# Photon-HDF5 fields; bad inputs (an unwritable or full path, a foreign file, an unknown
+# format) fail with a clear message and a non-zero exit code.
+# Usage: test_tagfile_cli.sh PATH/TO/tagflow
+set -uo pipefail
+tagflow=$1
+python=/usr/bin/python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+passed=0
+failed=0
+
+pass() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
+
+# expect_failure NAME EXIT_CODE MESSAGE_SUBSTRING COMMAND...
+expect_failure() {
+  local name=$1 code=$2 message=$3
+  shift 3
+  "$@" >stdout.txt 2>stderr.txt
+  local status=$?
+  if [ "$status" -ne "$code" ]; then
+    fail "$name: exit code $status, expected $code ($(cat stderr.txt))"
+  elif ! grep -qF -- "$message" stderr.txt; then
+    fail "$name: message '$(cat stderr.txt)' lacks '$message'"
+  else
+    pass "$name"
+  fi
+}
+
+measurements='[[measurement]]
+kind = "Counter"
+name = "counter"
+channels = [1, 2, -1]
+binwidth = 1_000_000_000
+n_values = 30
+[[measurement]]
+kind = "Correlation"
+name = "correlation"
+channel_1 = 2
+channel_2 = 1
+binwidth = 100
+n_bins = 400'
+
+cat >live.toml <<TOML
+[run]
+output = "live.h5"
+duration_ps = 30_000_000_000
+[source]
+kind = "synthetic"
+block_size = 3000
+[[source.channel]]
+channel = 1
+kind = "poisson"
+rate = 5e6
+[[source.channel]]
+channel = 2
+kind = "partner"
+partner_of = 1
+delay_ps = 2000
+jitter_ps = 50
+probability = 0.5
+[[source.channel]]
+channel = -1
+kind = "poisson"
+rate = 1e6
+[[source.overflow]]
+begin_ps = 10_000_000_000
+end_ps = 11_000_000_000
+$measurements
+[[measurement]]
+kind = "FileWriter"
+name = "writer"
+path = "rec.tags"
+channels = [1, 2, -1]
+max_file_size = 100_000
+configuration = "three channels, one overflow"
+TOML
+
+cat >replay.toml <<TOML
+[run]
+output = "replay.h5"
+[source]
+kind = "tagfile"
+path = "rec.tags"
+block_size = 777
+$measurements
+TOML
+
+# --- record, replay, compare ------------------------------------------------------------------
+if "$tagflow" run -q live.toml 2>stderr.txt && "$tagflow" run -q replay.toml 2>>stderr.txt; then
+  pass "record and replay run"
+else
+  fail "record and replay run: $(cat stderr.txt)"
+fi
+if [ -f rec.1.tags ]; then pass "max_file_size splits the recording into parts"; else fail "no part rec.1.tags"; fi
+if "$python" - <<'PY'
+import h5py, numpy as np, sys
+live, replay = h5py.File("live.h5", "r"), h5py.File("replay.h5", "r")
+for group in ("counter", "correlation"):
+    names = []
+    live[group].visit(lambda name: names.append(name) if isinstance(live[group][name], h5py.Dataset) else None)
+    assert names, group
+    for name in names:
+        a, b = live[group][name][()], replay[group][name][()]
+        if a.shape != b.shape or a.dtype != b.dtype or a.tobytes() != b.tobytes():
+            sys.exit(f"{group}/{name} differs")
+    for key in ("capture_duration_ps", "overflow_count"):
+        if live[group].attrs.get(key) != replay[group].attrs.get(key):
+            sys.exit(f"{group} fact {key} differs")
+assert live["writer"].attrs["total_events"] > 100000
+PY
+then pass "replay datasets are bit-identical to the live run"; else fail "replay differs from live"; fi
+
+# --- convert ----------------------------------------------------------------------------------
+"$tagflow" convert -q rec.tags rec.h5 --description "test recording" &&
+  "$tagflow" convert -q rec.h5 back.tags --compression zstd &&
+  "$tagflow" convert -q back.tags back.raw && "$tagflow" convert -q rec.tags direct.raw &&
+  "$tagflow" convert -q direct.raw --to tags raw.tagfile
+if cmp -s back.raw direct.raw && [ -s direct.raw ]; then
+  pass "tags -> Photon-HDF5 -> tags (zstd) -> raw equals tags -> raw"
+else
+  fail "convert round trip differs"
+fi
+if "$python" - <<'PY'
+import h5py, numpy as np
+f = h5py.File("rec.h5", "r")
+assert f.attrs["format_name"] == b"Photon-HDF5", f.attrs["format_name"]
+for path in ("description", "acquisition_duration", "photon_data/timestamps", "photon_data/detectors",
+             "photon_data/timestamps_specs/timestamps_unit", "setup/num_pixels", "setup/num_spots",
+             "setup/num_spectral_ch", "setup/num_polarization_ch", "setup/num_split_ch",
+             "setup/modulated_excitation", "setup/lifetime", "identity/format_name",
+             "identity/format_version", "identity/format_url", "identity/software",
+             "identity/software_version", "identity/creation_time", "provenance/filename"):
+    assert path in f, path
+assert f["photon_data/timestamps_specs/timestamps_unit"][()] == 1e-12
+t = f["photon_data/timestamps"][()]
+d = f["photon_data/detectors"][()]
+assert len(t) == len(d) > 100000 and np.all(np.diff(t) >= 0)
+assert set(np.unique(d)) == {-1, 1, 2}, np.unique(d)
+assert f["setup/num_pixels"][()] == 3
+assert f["description"][()] == b"test recording"
+assert abs(f["acquisition_duration"][()] - 0.03) < 1e-9
+raw = np.fromfile("direct.raw", dtype=[("type", "u1"), ("reserved", "u1"), ("missed", "<u2"),
+                                       ("channel", "<i4"), ("time", "<i8")])
+photons = raw[raw["type"] == 0]
+assert np.array_equal(photons["time"], t) and np.array_equal(photons["channel"], d)
+assert (raw["type"] == 2).sum() == 1 and (raw["type"] == 4).sum() > 0
+PY
+then pass "Photon-HDF5 fields and photons match the recording"; else fail "Photon-HDF5 content"; fi
+
+# --- bad inputs -------------------------------------------------------------------------------
+sed 's#path = "rec.tags"#path = "no/such/folder/x.tags"#' live.toml >unwritable.toml
+expect_failure "FileWriter to a missing folder" 1 "cannot create tag file 'no/such/folder/x.tags'" \
+  "$tagflow" run -q unwritable.toml
+sed 's#path = "rec.tags"#path = "/dev/full"#' live.toml >full.toml
+expect_failure "FileWriter to a full device" 1 "No space left on device" "$tagflow" run -q full.toml
+cat >foreign.toml <<TOML
+[source]
+kind = "tagfile"
+path = "direct.raw"
+$measurements
+TOML
+expect_failure "a raw file as a tag file" 1 "is not a tag file" "$tagflow" run -q foreign.toml
+expect_failure "convert: unknown extension" 2 "cannot tell the format" "$tagflow" convert rec.tags out.xyz
+expect_failure "convert: a raw file as Photon-HDF5" 1 "not an HDF5 file" "$tagflow" convert --from h5 direct.raw x.tags
+head -c 5000 rec.tags >cut.tags
+expect_failure "convert: a truncated tag file" 1 "truncated at byte offset 5000" "$tagflow" convert cut.tags cut.raw
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,210 @@
+// FrequencyStability against brute force on a generated clock with restarts: Error tags, an
+// overflow interval and a missing edge split the stream into series; every deviation, tau and
+// trace must match the O(N^2) SP 1065 formulas over the same series, for any block size. Also:
+// a phase that drifts far from the reference (a clock far off its first period estimate) is
+// re-anchored without changing any result.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "clock_reference.hpp"
+#include "support/generators.hpp"
+#include "support/pairs.hpp"
+#include "tagflow/measurements/frequency_stability.hpp"
+
+using namespace tagflow;
+using namespace tagflow::test;
+
+namespace {
+
+constexpr timestamp_t kPeriod = 1'000'000;  // 1 MHz
+constexpr channel_t kClock = 3;
+
+// A clock with white phase noise and a random walk of its phase, beside a Poisson channel.
+std::vector<Tag> noisyClock(std::uint64_t seed, std::size_t edges, double white_ps,
+                            double walk_ps) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<Tag> tags;
+  double walk = 0;
+  for (std::size_t k = 0; k < edges; ++k) {
+    walk += walk_ps * normal(random);
+    const double time =
+        5000.0 + static_cast<double>(k) * kPeriod + walk + white_ps * normal(random);
+    tags.push_back(makeTimeTag(kClock, static_cast<timestamp_t>(std::llround(time))));
+  }
+  const auto others = randomTags(seed + 1, {1}, 0, tags.back().time, 3.0 * kPeriod);
+  tags.insert(tags.end(), others.begin(), others.end());
+  sortStream(tags);
+  return tags;
+}
+
+Tag special(TagType type, timestamp_t time) {
+  return Tag{type, 0, 0, 0, time};
+}
+
+struct Expected {
+  std::vector<double> tau, adev, mdev, hdev, stdd;
+  std::vector<double> trace_index, trace_phase, trace_frequency, trace_absolute;
+};
+
+Expected bruteForce(const std::vector<Tag>& tags, const std::vector<std::int64_t>& steps,
+                    std::int64_t average, std::size_t trace_len) {
+  const auto series = sampleSeries(tags, kClock, average, kPeriod);
+  const Real period = meanPeriod(series, average);
+  Expected e;
+  for (std::int64_t n : steps) {
+    DeviationSums sums;
+    for (const auto& samples : series) {
+      sums.addSeries(phases(samples, average * period), static_cast<std::size_t>(n));
+    }
+    const Real tau = n * average * period;
+    e.tau.push_back(static_cast<double>(tau * 1e-12L));
+    e.adev.push_back(static_cast<double>(sums.adevAt(tau)));
+    e.mdev.push_back(static_cast<double>(sums.mdevAt(tau)));
+    e.hdev.push_back(static_cast<double>(sums.hdevAt(tau)));
+    e.stdd.push_back(static_cast<double>(sums.stdd() * 1e-12L));
+  }
+  // Traces: the last trace_len samples of the last series, each with its predecessor.
+  const auto& last = series.back();
+  const std::size_t length = std::min(trace_len, last.size() - 1);
+  const std::size_t first = last.size() - length;
+  Real intervals = 0;
+  for (std::size_t i = first; i < last.size(); ++i) intervals += last[i] - last[i - 1];
+  const Real mean_interval = intervals / length;
+  // Least-squares line through (i, s_i), written out.
+  Real si = 0, ss = 0, sii = 0, sis = 0;
+  for (std::size_t i = first; i < last.size(); ++i) {
+    si += i;
+    ss += last[i];
+    sii += static_cast<Real>(i) * i;
+    sis += i * last[i];
+  }
+  const Real slope = (length * sis - si * ss) / (length * sii - si * si);
+  const Real intercept = (ss - slope * si) / length;
+  for (std::size_t i = first; i < last.size(); ++i) {
+    const Real interval = last[i] - last[i - 1];
+    e.trace_index.push_back(static_cast<double>(last[i] * 1e-12L));
+    e.trace_phase.push_back(static_cast<double>((last[i] - intercept - slope * i) * 1e-12L));
+    e.trace_frequency.push_back(static_cast<double>(mean_interval / interval - 1));
+    e.trace_absolute.push_back(static_cast<double>(average / (interval * 1e-12L)));
+  }
+  return e;
+}
+
+void requireClose(const std::vector<double>& actual, const std::vector<double>& expected,
+                  double relative, const char* what) {
+  INFO(what);
+  REQUIRE(actual.size() == expected.size());
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    INFO("index " << i);
+    if (std::isnan(expected[i])) {
+      CHECK(std::isnan(actual[i]));
+    } else {
+      CHECK(actual[i] == Approx(expected[i]).epsilon(relative));
+    }
+  }
+}
+
+// Absolute tolerance relative to the largest magnitude (trace values cross zero).
+void requireCloseAbsolute(const std::vector<double>& actual, const std::vector<double>& expected,
+                          double relative, const char* what) {
+  INFO(what);
+  REQUIRE(actual.size() == expected.size());
+  double largest = 0;
+  for (double value : expected) largest = std::max(largest, std::abs(value));
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    INFO("index " << i);
+    CHECK(std::abs(actual[i] - expected[i]) <= relative * largest);
+  }
+}
+
+void requireMatches(const FrequencyStability& stability, const Expected& e) {
+  const FrequencyStabilityData d = stability.getDataObject();
+  requireClose(d.tau, e.tau, 1e-12, "tau");
+  requireClose(d.adev, e.adev, 1e-9, "adev");
+  requireClose(d.mdev, e.mdev, 1e-9, "mdev");
+  requireClose(d.hdev, e.hdev, 1e-9, "hdev");
+  requireClose(d.stdd, e.stdd, 1e-9, "stdd");
+  std::vector<double> adev_scaled, tdev, hdev_scaled;
+  for (std::size_t i = 0; i < e.tau.size(); ++i) {
+    adev_scaled.push_back(e.tau[i] / std::sqrt(3.0) * e.adev[i]);
+    tdev.push_back(e.tau[i] / std::sqrt(3.0) * e.mdev[i]);
+    hdev_scaled.push_back(e.tau[i] / std::sqrt(10.0 / 3) * e.hdev[i]);
+  }
+  requireClose(d.adev_scaled, adev_scaled, 1e-9, "adev_scaled");
+  requireClose(d.tdev, tdev, 1e-9, "tdev");
+  requireClose(d.hdev_scaled, hdev_scaled, 1e-9, "hdev_scaled");
+  requireClose(d.trace_index, e.trace_index, 1e-15, "trace_index");
+  requireCloseAbsolute(d.trace_phase, e.trace_phase, 1e-9, "trace_phase");
+  requireCloseAbsolute(d.trace_frequency, e.trace_frequency, 1e-7, "trace_frequency");
+  requireClose(d.trace_frequency_absolute, e.trace_absolute, 1e-12, "trace_frequency_absolute");
+}
+
+}  // namespace
+
+TEST_CASE("FrequencyStability matches brute force across Errors, an overflow and a missing edge",
+          "[frequency_stability][brute_force]") {
+  auto tags = noisyClock(11, 30'000, 300, 40);
+  const timestamp_t end = tags.back().time + 1;
+  // A missing edge at 20 ms, Errors at 5.3 ms and 11.1 ms, an overflow from 14 to 15.5 ms.
+  tags.erase(std::find_if(tags.begin(), tags.end(), [](const Tag& tag) {
+    return tag.channel == kClock && tag.time > 20'000'000'000;
+  }));
+  tags.push_back(special(TagType::Error, 5'300'000'123));
+  tags.push_back(special(TagType::Error, 11'100'000'456));
+  sortStream(tags);
+  tags = withOverflow(tags, 14'000'000'000, 15'500'000'000);
+
+  const std::vector<std::int64_t> steps{1, 2, 3, 8, 20, 50, 300, 500, 800};
+  const std::int64_t average = 7;
+  const Expected expected = bruteForce(tags, steps, average, 100);
+  REQUIRE(sampleSeries(tags, kClock, average, kPeriod).size() == 5);
+
+  const std::size_t block_size = GENERATE(1, 13, 4096, 16384);
+  INFO("block size " << block_size);
+  FrequencyStability stability("fs", kClock, steps, average, 100);
+  runMemory(tags, block_size, 0, end, {&stability});
+  requireMatches(stability, expected);
+  CHECK(stability.getOverflowCount() == 1);
+  const ResultSet results = stability.getResults();
+  CHECK(results.facts.getInt("restarts_on_slip") == 1);
+  // The longest series (20..30 ms) has 1428 samples: 2 * 800 do not fit, 3 * 500 neither.
+  CHECK(std::isnan(stability.getADEV()[8]));
+  CHECK(std::isnan(stability.getMDEV()[7]));
+  CHECK(std::isfinite(stability.getADEV()[7]));
+}
+
+TEST_CASE("FrequencyStability keeps every sum when a drifting phase is re-anchored",
+          "[frequency_stability][brute_force]") {
+  // The first interval is 30 % short, so the first reference period is far off and the phase
+  // runs away by 3e5 ps per sample: it passes the re-anchoring threshold (2^32 ps) after about
+  // 14000 samples. The missing-edge check has its period from 1024 edges: it sees no slip.
+  auto tags = noisyClock(5, 40'000, 50, 0);
+  for (Tag& tag : tags) {
+    if (tag.channel == kClock && tag.time < 10'000) tag.time += 300'000;
+  }
+  sortStream(tags);
+  const std::vector<std::int64_t> steps{1, 4, 16, 64};
+  // The brute force makes its series with a period that never flags the short first interval.
+  const auto series = sampleSeries(tags, kClock, 1, 1.2L * kPeriod);
+  REQUIRE(series.size() == 1);
+  FrequencyStability stability("fs", kClock, steps, 1, 50);
+  runMemory(tags, 1000, 0, tags.back().time + 1, {&stability});
+  const FrequencyStabilityData d = stability.getDataObject();
+  const Real period = meanPeriod(series, 1);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    DeviationSums sums;
+    sums.addSeries(phases(series[0], period), static_cast<std::size_t>(steps[i]));
+    const Real tau = steps[i] * period;
+    INFO("n = " << steps[i]);
+    CHECK(d.adev[i] == Approx(static_cast<double>(sums.adevAt(tau))).epsilon(1e-9));
+    CHECK(d.mdev[i] == Approx(static_cast<double>(sums.mdevAt(tau))).epsilon(1e-9));
+    CHECK(d.hdev[i] == Approx(static_cast<double>(sums.hdevAt(tau))).epsilon(1e-9));
+    CHECK(d.stdd[i] == Approx(static_cast<double>(sums.stdd() * 1e-12L)).epsilon(1e-9));
+  }
+  CHECK(stability.getResults().facts.getInt("restarts_on_slip") == 0);
+}

@@ -1,0 +1,150 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+#include "support/drain.hpp"
+#include "support/synthetic.hpp"
+#include "support/temp_dir.hpp"
+#include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/tag_file_source.hpp"
+#include "tagflow/measurements/correlation.hpp"
+#include "tagflow/measurements/counter.hpp"
+#include "tagflow/measurements/file_writer.hpp"
+
+using namespace tagflow;
+
+namespace {
+
+// Every array and fact of two result sets, compared exactly (NaN equal to NaN, bit for bit).
+void requireIdentical(const ResultSet& live, const ResultSet& replay) {
+  REQUIRE(live.arrays.size() == replay.arrays.size());
+  for (std::size_t i = 0; i < live.arrays.size(); ++i) {
+    INFO("array " << live.arrays[i].name);
+    CHECK(live.arrays[i].name == replay.arrays[i].name);
+    CHECK(live.arrays[i].shape == replay.arrays[i].shape);
+    REQUIRE(live.arrays[i].data.index() == replay.arrays[i].data.index());
+    std::visit(
+        [&](const auto& a) {
+          const auto& b = std::get<std::decay_t<decltype(a)>>(replay.arrays[i].data);
+          REQUIRE(a.size() == b.size());
+          CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0);
+        },
+        live.arrays[i].data);
+  }
+  for (const auto& [key, value] : live.facts.entries()) {
+    INFO("fact " << key);
+    CHECK(formatParameter(value) == formatParameter(replay.facts.at(key)));
+  }
+}
+
+SyntheticConfig liveConfig() {
+  SyntheticConfig config = test::mixedConfig(40'000'000'000, 4096);  // 40 ms, ~340k tags
+  config.overflows = {{12'000'000'000, 12'500'000'000}};
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("FileWriter: a replay gives bit-identical Counter and Correlation results",
+          "[tagfile][graph]") {
+  test::TempDir dir;
+  const std::vector<channel_t> channels = {1, 2, 3, -1};
+  const std::string path = dir.file("live.tags");
+  const int threads = GENERATE(1, 2);
+
+  SyntheticSource live_source(liveConfig());
+  MeasurementGraph live(live_source, GraphOptions{.threads = threads});
+  auto& live_counter = live.emplace<Counter>("counter", channels, 1'000'000'000, 50);
+  auto& live_correlation = live.emplace<Correlation>("correlation", 3, 1, 100, 200);
+  auto& writer = live.emplace<FileWriter>("writer", path, channels, kDefaultMaxFileSize, "mixed");
+  live.run();
+  writer.flush();
+  CHECK(writer.getTotalEvents() > 300'000);
+  CHECK(writer.getTotalSize() > 0);
+
+  FileReader reader(path, 1000);  // other block boundaries than live
+  CHECK(reader.getConfiguration() == "mixed");
+  MeasurementGraph replay(reader, GraphOptions{.threads = threads});
+  auto& replay_counter = replay.emplace<Counter>("counter", channels, 1'000'000'000, 50);
+  auto& replay_correlation = replay.emplace<Correlation>("correlation", 3, 1, 100, 200);
+  replay.run();
+
+  requireIdentical(live_counter.getResults(), replay_counter.getResults());
+  requireIdentical(live_correlation.getResults(), replay_correlation.getResults());
+  CHECK(replay_counter.getOverflowCount() == 1);
+}
+
+TEST_CASE("FileWriter: records its channels and every special tag, markers and parts",
+          "[tagfile]") {
+  test::TempDir dir;
+  const SyntheticConfig config = liveConfig();
+  const test::DrainedStream stream = test::drainSynthetic(config);
+  const std::string path = dir.file("part.tags");
+
+  FileWriter writer("writer", path, {1, -1}, 200'000);
+  writer.streamStarting();
+  for (std::size_t i = 0; i < stream.blocks.size(); ++i) {
+    const auto& block = stream.blocks[i];
+    BlockBuffer buffer;
+    buffer.storage = block.tags;
+    buffer.publishStorage();
+    buffer.begin_time = block.begin;
+    buffer.end_time = block.end;
+    writer.processBlock(buffer.view(i));
+    if (i == stream.blocks.size() / 2) writer.setMarker("half way");
+  }
+  writer.streamEnded();
+  writer.close();
+
+  std::vector<Tag> expected;
+  for (const Tag& tag : stream.tags) {
+    if (tag.type != TagType::TimeTag || tag.channel == 1 || tag.channel == -1) {
+      expected.push_back(tag);
+    }
+  }
+  FileReader reader(path);
+  CHECK(reader.getChannelList() == std::vector<channel_t>{1, -1});
+  const test::DrainedStream replay = test::drain(reader);
+  CHECK(replay.tags == expected);
+  CHECK(replay.begin() == stream.begin());
+  CHECK(replay.end() == stream.end());
+  CHECK(reader.getLastMarker() == "half way");
+  CHECK(std::count_if(expected.begin(), expected.end(),
+                      [](const Tag& tag) { return tag.type == TagType::MissedEvents; }) > 0);
+  CHECK(std::filesystem::exists(TagFileWriter::partPath(path, 2)));  // max_file_size split it
+}
+
+TEST_CASE("FileWriter: a capture starting inside an overflow interval records its begin",
+          "[tagfile]") {
+  test::TempDir dir;
+  const std::string path = dir.file("inside.tags");
+  FileWriter writer("writer", path, {1});
+  writer.stop();
+  writer.streamStarting();
+  BlockBuffer buffer;
+  buffer.storage = {Tag{TagType::OverflowBegin, 0, 0, 0, 10}, makeTimeTag(1, 20)};
+  buffer.publishStorage();
+  buffer.begin_time = 0;
+  buffer.end_time = 100;
+  writer.processBlock(buffer.view(0));
+  writer.start();
+  buffer.storage = {Tag{TagType::MissedEvents, 0, 4, 1, 150},
+                    Tag{TagType::OverflowEnd, 0, 0, 0, 150}, makeTimeTag(1, 160)};
+  buffer.publishStorage();
+  buffer.begin_time = 100;
+  buffer.end_time = 200;
+  writer.processBlock(buffer.view(1));
+  writer.streamEnded();
+  writer.close();
+
+  FileReader reader(path);
+  const auto replay = test::drain(reader);
+  const std::vector<Tag> expected = {Tag{TagType::OverflowBegin, 0, 0, 0, 100},
+                                     Tag{TagType::MissedEvents, 0, 4, 1, 150},
+                                     Tag{TagType::OverflowEnd, 0, 0, 0, 150}, makeTimeTag(1, 160)};
+  CHECK(replay.tags == expected);
+  CHECK(replay.begin() == 100);
+  CHECK(replay.end() == 200);
+}

@@ -1,0 +1,174 @@
+// Injected loss: the sender drops chosen datagrams. The receiver reports exactly those, each
+// run of lost datagrams becomes one overflow interval from just after the last tag before
+// it to the first tag after it, with the lost count as MissedEvents, and a Counter on the
+// received stream flags exactly the bins those intervals touch. A lost end-of-stream datagram
+// leaves the stream to the idle timeout.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <future>
+#include <memory>
+
+#include "support/drain.hpp"
+#include "support/generators.hpp"
+#include "support/reference.hpp"
+#include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/memory_source.hpp"
+#include "tagflow/measurements/counter.hpp"
+#include "udp/udp_support.hpp"
+
+using namespace tagflow;
+using namespace tagflow::test;
+using Catch::Contains;
+
+namespace {
+
+constexpr int kMtu = 1500;
+constexpr timestamp_t kEnd = 1'000'000'000;
+
+std::shared_ptr<const std::vector<Tag>> lossStream() {
+  return std::make_shared<const std::vector<Tag>>(randomTags(17, {1, 2, -3}, 0, kEnd, 20'000));
+}
+
+// The datagrams the sender makes of the stream (it fills every datagram: no timed flushes).
+MemorySink packing(const std::vector<Tag>& tags) {
+  MemorySink sink(wire::wordsPerDatagram(kMtu));
+  wire::Encoder encoder(wire::wordsPerDatagram(kMtu));
+  encoder.begin(0);
+  encoder.encode(tags, sink);
+  encoder.finish(kEnd, sink);
+  return sink;
+}
+
+DrainedStream sendAndReceive(const std::shared_ptr<const std::vector<Tag>>& tags,
+                             std::vector<std::uint32_t> drop, UdpSenderStats& sent,
+                             UdpReceiverStats& stats, std::vector<std::string>& notices,
+                             double idle_s = 2.0) {
+  UdpStreamSource receiver(loopbackReceiver(&notices, idle_s));
+  UdpSenderConfig config = loopbackSender(receiver.port());
+  config.mtu = kMtu;
+  config.drop = std::move(drop);
+  config.rate = 20e6;  // well below what the loopback carries: any loss is the injected one
+  UdpStreamSender sender(config);
+  auto sending = std::async(std::launch::async, [&] {
+    MemorySource source(tags, 4096, 0, kEnd);
+    return sender.send(source);
+  });
+  DrainedStream received = drain(receiver);
+  sent = sending.get();
+  stats = receiver.stats();
+  return received;
+}
+
+struct Gap {
+  timestamp_t begin = 0;
+  timestamp_t end = 0;
+  std::uint64_t missed = 0;
+};
+
+std::vector<Gap> gapsOf(const std::vector<Tag>& tags) {
+  std::vector<Gap> gaps;
+  for (const Tag& tag : tags) {
+    if (tag.type == TagType::OverflowBegin) gaps.push_back(Gap{tag.time, tag.time, 0});
+    if (tag.type == TagType::MissedEvents) {
+      CHECK(tag.channel == 0);
+      gaps.back().missed += tag.missed_events;
+    }
+    if (tag.type == TagType::OverflowEnd) gaps.back().end = tag.time;
+  }
+  return gaps;
+}
+
+}  // namespace
+
+TEST_CASE("Dropped datagrams become overflow intervals with their lost counts", "[udp][loss]") {
+  const auto tags = lossStream();
+  const MemorySink sink = packing(*tags);
+  REQUIRE(sink.datagrams.size() > 250);
+  const std::vector<std::uint32_t> drop{3, 4, 10, 200};
+
+  UdpSenderStats sent;
+  UdpReceiverStats stats;
+  std::vector<std::string> notices;
+  const DrainedStream received = sendAndReceive(tags, drop, sent, stats, notices);
+  requireWellFormed(received);
+
+  CHECK(sent.datagrams_dropped == 4);
+  CHECK(stats.datagrams_lost == 4);
+  CHECK(stats.gaps == 3);
+  CHECK(stats.events_lost == sent.events_dropped);
+  CHECK(stats.malformed() == 0);
+  CHECK(received.begin() == 0);
+  CHECK(received.end() == kEnd);
+
+  // Where the gaps must be: after the last tag of the datagram before each run of drops, up
+  // to the first tag of the datagram after it.
+  const auto recordsOf = [&](std::size_t i) { return decodeAll({sink.datagrams[i]}); };
+  const std::vector<std::pair<std::size_t, std::size_t>> runs{{3, 4}, {10, 10}, {200, 200}};
+  const std::vector<Gap> gaps = gapsOf(received.tags);
+  REQUIRE(gaps.size() == runs.size());
+  std::vector<Interval> intervals;
+  for (std::size_t g = 0; g < runs.size(); ++g) {
+    const auto [first, last] = runs[g];
+    INFO("gap " << g);
+    CHECK(gaps[g].begin == recordsOf(first - 1).back().time + 1);
+    CHECK(gaps[g].end == recordsOf(last + 1).front().time);
+    std::uint64_t dropped_tags = 0;
+    for (std::size_t i = first; i <= last; ++i) dropped_tags += recordsOf(i).size();
+    CHECK(gaps[g].missed == dropped_tags);
+    intervals.push_back(Interval{gaps[g].begin, gaps[g].end});
+  }
+
+  // Independently of the packing: the received time tags are the sent ones outside the
+  // intervals, and each interval's count is what the sent stream held inside it.
+  std::vector<Tag> expected;
+  for (const Tag& tag : *tags) {
+    const bool inside = std::any_of(intervals.begin(), intervals.end(), [&](const Interval& i) {
+      return tag.time >= i.begin && tag.time < i.end;
+    });
+    if (!inside) expected.push_back(tag);
+  }
+  std::vector<Tag> received_time_tags;
+  std::copy_if(received.tags.begin(), received.tags.end(), std::back_inserter(received_time_tags),
+               [](const Tag& tag) { return tag.type == TagType::TimeTag; });
+  CHECK((received_time_tags == expected));
+  for (std::size_t g = 0; g < gaps.size(); ++g) {
+    std::uint64_t inside = 0;
+    for (channel_t channel : {1, 2, -3}) {
+      inside += countTimeTags(*tags, channel, gaps[g].begin, gaps[g].end);
+    }
+    CHECK(gaps[g].missed == inside);
+  }
+
+  // A Counter on the received stream flags exactly the bins the intervals touch.
+  const std::vector<channel_t> channels{1, 2, -3};
+  const timestamp_t binwidth = 1'000'000;
+  const std::size_t bins = static_cast<std::size_t>(kEnd / binwidth);
+  MemorySource replay(std::make_shared<const std::vector<Tag>>(received.tags), 4096,
+                      received.begin(), received.end());
+  MeasurementGraph graph(replay);
+  auto& counter = graph.emplace<Counter>("counter", channels, binwidth, bins);
+  graph.run();
+  const CounterReference reference =
+      counterReference(received.tags, channels, 0, kEnd, binwidth, bins, intervals);
+  CHECK(counter.getOverflowMask() == reference.mask(true));
+  CHECK(counter.getData() == reference.data(true));
+  CHECK(std::count(reference.overflow.begin(), reference.overflow.end(), true) >= 3);
+}
+
+TEST_CASE("A lost end-of-stream datagram leaves the end to the idle timeout", "[udp][loss]") {
+  const auto tags = lossStream();
+  const MemorySink sink = packing(*tags);
+  const auto end_sequence = static_cast<std::uint32_t>(sink.datagrams.size() - 1);
+
+  UdpSenderStats sent;
+  UdpReceiverStats stats;
+  std::vector<std::string> notices;
+  const DrainedStream received = sendAndReceive(tags, {end_sequence}, sent, stats, notices, 0.3);
+  requireWellFormed(received);
+  CHECK((received.tags == *tags));
+  CHECK(received.end() == tags->back().time + 1);  // the stream ends after its last tag
+  CHECK(stats.datagrams_lost == 0);
+  REQUIRE_FALSE(notices.empty());
+  CHECK_THAT(notices.back(), Contains("ending the stream (idle_timeout_s)"));
+}

@@ -1,0 +1,117 @@
+// Helpers for the stream-link tests: datagrams encoded into memory, decoded back, sent raw
+// from one test socket, a sender running in a thread, and a receiver bound to a free port of
+// the loopback interface (so tests running side by side never share a port).
+#pragma once
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "tagflow/io/udp_stream_sender.hpp"
+#include "tagflow/io/udp_stream_source.hpp"
+#include "tagflow/io/udp_wire.hpp"
+
+namespace tagflow::test {
+
+using Datagram = std::vector<std::byte>;
+
+// Collects an encoder's datagrams with sequence numbers and running event counts, as a
+// sender would stamp them.
+class MemorySink : public wire::DatagramSink {
+ public:
+  explicit MemorySink(std::size_t words) : scratch_(wire::kHeaderWords + words) {}
+
+  std::uint32_t* openDatagram() override { return scratch_.data(); }
+  void closeDatagram(std::uint32_t* datagram, const wire::Header& facts,
+                     std::uint32_t events) override {
+    wire::Header header = facts;
+    header.sequence = sequence_++;
+    header.events_before = events_;
+    events_ += events;
+    wire::writeHeader(datagram, header);
+    const auto* bytes = reinterpret_cast<const std::byte*>(datagram);
+    datagrams.emplace_back(bytes, bytes + wire::kHeaderBytes + 4 * std::size_t{facts.word_count});
+    event_counts.push_back(events);
+  }
+
+  std::vector<Datagram> datagrams;
+  std::vector<std::uint32_t> event_counts;
+
+ private:
+  std::vector<std::uint32_t> scratch_;
+  std::uint32_t sequence_ = 0;
+  std::uint32_t events_ = 0;
+};
+
+// Every record of `datagrams`, decoded one by one; each must be valid.
+inline std::vector<Tag> decodeAll(const std::vector<Datagram>& datagrams) {
+  std::vector<Tag> tags;
+  for (const Datagram& datagram : datagrams) {
+    wire::Header header;
+    REQUIRE(wire::parseHeader(datagram, header) == wire::Status::Ok);
+    std::vector<Tag> out(header.word_count);
+    const wire::Decoded decoded =
+        wire::decodeWords(header, datagram.data() + wire::kHeaderBytes, out.data());
+    REQUIRE(decoded.status == wire::Status::Ok);
+    tags.insert(tags.end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(decoded.tags));
+  }
+  return tags;
+}
+
+// A plain UDP socket for crafted datagrams, connected to a receiver on the loopback.
+class RawSender {
+ public:
+  explicit RawSender(int port) : fd_(::socket(AF_INET, SOCK_DGRAM, 0)) {
+    REQUIRE(fd_ >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  }
+  ~RawSender() { ::close(fd_); }
+  RawSender(const RawSender&) = delete;
+  RawSender& operator=(const RawSender&) = delete;
+
+  void send(const void* data, std::size_t size) const {
+    REQUIRE(::send(fd_, data, size, 0) == static_cast<ssize_t>(size));
+  }
+  void send(const Datagram& datagram) const { send(datagram.data(), datagram.size()); }
+
+ private:
+  int fd_;
+};
+
+// A receiver on 127.0.0.1, any free port, ending after `idle_s` without data; its notices
+// are kept.
+inline UdpSourceConfig loopbackReceiver(std::vector<std::string>* notices = nullptr,
+                                        double idle_s = 2.0) {
+  UdpSourceConfig config;
+  config.address = "127.0.0.1";
+  config.port = 0;
+  config.idle_timeout_s = idle_s;
+  config.block_size = 4096;
+  config.receive_buffer_bytes = 8 << 20;
+  config.ring_datagrams = 1024;
+  config.notice = [notices](const std::string& line) {
+    if (notices != nullptr) notices->push_back(line);
+  };
+  return config;
+}
+
+inline UdpSenderConfig loopbackSender(int port) {
+  UdpSenderConfig config;
+  config.address = "127.0.0.1";
+  config.port = port;
+  config.flush_interval_s = 10;  // datagrams fill up whatever the timing: packing is fixed
+  return config;
+}
+
+}  // namespace tagflow::test
