@@ -2,7 +2,8 @@
 # The whole test suite on a fresh Debian machine: install packages, build everything
 # (Release, warnings are errors), run every test with ctest, then rebuild the core, graph and
 # measurement tests under AddressSanitizer+UBSan, and the core tests under ThreadSanitizer,
-# and run them. Under TSan the tests that run a flow graph are left out: Debian's oneTBB is not
+# and run them, and last runs each libFuzzer target for a bounded time (FUZZ_SECONDS, default
+# 30). Under TSan the tests that run a flow graph are left out: Debian's oneTBB is not
 # built with TSan, so the hand-offs it orders between tasks look like races to TSan (see
 # docs/testing.md). Build folders: build/, build-asan/, build-tsan/.
 set -euo pipefail
@@ -27,6 +28,9 @@ sanitized() {  # name, cmake sanitizer value, ctest selection, targets...
   ctest --test-dir "$root/build-$name" -j 2 --output-on-failure $selection
 }
 sanitized asan address '-L core|measurements' tagflow_core_tests tagflow_measurement_tests \
-  tagflow_histogram_tests tagflow_clock_tests
+  tagflow_histogram_tests tagflow_clock_tests tagflow_channel_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   sanitized tsan thread '-L core -LE graph' tagflow_core_tests
+
+echo "== libFuzzer: the tag file reader and the UDP decoder, ${FUZZ_SECONDS:-30} s each"
+bash "$root/scripts/fuzz.sh" "${FUZZ_SECONDS:-30}"
