@@ -2,7 +2,8 @@
 // (single-sideband L(f)) on one clock, live. The synthetic clock has 5 ps of white phase jitter,
 // white frequency noise of 1e-9 at 1 s and a 1 kHz phase modulation of index 1e-3, so ADEV
 // falls as tau^-1/2 (white FM: 3e-7 at 10 us) with a bump near 0.5 ms from the modulation, and
-// L(f) shows a spur at 1 kHz of 20 log10(1e-3 / 2) = -66 dBc.
+// L(f) shows a spur at 1 kHz holding 20 log10(1e-3 / 2) = -66 dBc (drawn as a density in
+// dBc/Hz, so it stands lower by the noise bandwidth of its bin).
 //
 //   ./clock_stability [output.h5] [stream seconds]
 #include <cmath>
