@@ -26,17 +26,19 @@ void Combiner::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted
   const channel_t output = outputChannel();
   const std::uint32_t discard = index_.discardSlot();
   if (candidates_.size() < time_tags.size()) candidates_.resize(time_tags.size());
-  Tag* out = candidates_.data();
+  timestamp_t* out = candidates_.data();
   std::size_t end = 0;
   std::lock_guard lock(counts_mutex_);
   for (const Tag& tag : time_tags) {
     prefetchAhead(&tag);
     const std::uint32_t slot = index_.slot(tag.channel);
     ++counts_[slot];
-    out[end] = Tag{TagType::TimeTag, 0, 0, output, tag.time};
+    out[end] = tag.time;
     end += slot != discard ? 1 : 0;
   }
-  emitted.insert(emitted.end(), out, out + end);
+  for (std::size_t i = 0; i < end; ++i) {
+    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, out[i]});
+  }
 }
 
 void Combiner::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {

@@ -34,7 +34,7 @@ GatedChannel::GatedChannel(std::string name, channel_t input, channel_t gate_sta
 void GatedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
   if (candidates_.size() < time_tags.size()) candidates_.resize(time_tags.size());
-  Tag* out = candidates_.data();
+  timestamp_t* out = candidates_.data();
   std::size_t end = 0;
   bool open = open_;
   const channel_t input = input_;  // locals: the stores below could alias the members
@@ -42,12 +42,14 @@ void GatedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& emi
   const channel_t stop = gate_stop_;
   for (const Tag& tag : time_tags) {
     prefetchAhead(&tag);
-    out[end] = Tag{TagType::TimeTag, 0, 0, output, tag.time};
+    out[end] = tag.time;
     end += (tag.channel == input) & open ? 1 : 0;
     open = (open | (tag.channel == start)) & (tag.channel != stop);
   }
   open_ = open;
-  emitted.insert(emitted.end(), out, out + end);
+  for (std::size_t i = 0; i < end; ++i) {
+    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, out[i]});
+  }
 }
 
 void GatedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {

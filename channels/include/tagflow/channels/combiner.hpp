@@ -26,8 +26,8 @@ class Combiner : public VirtualChannel {
  private:
   ChannelIndex index_;
   mutable std::mutex counts_mutex_;
-  std::vector<std::uint64_t> counts_;  // per slot, plus the discard slot
-  std::vector<Tag> candidates_;        // only grows: see GatedChannel
+  std::vector<std::uint64_t> counts_;    // per slot, plus the discard slot
+  std::vector<timestamp_t> candidates_;  // only grows: see GatedChannel
 };
 
 }  // namespace tagflow

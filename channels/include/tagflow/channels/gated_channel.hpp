@@ -30,7 +30,7 @@ class GatedChannel : public VirtualChannel {
   channel_t gate_stop_;
   bool initially_open_;
   bool open_;
-  std::vector<Tag> candidates_;
+  std::vector<timestamp_t> candidates_;  // times of candidate tags (only grows)
 };
 
 }  // namespace tagflow
