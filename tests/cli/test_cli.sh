@@ -5,15 +5,9 @@
 # Usage: test_cli.sh PATH/TO/tagflow
 set -uo pipefail
 tagflow=$1
-python=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-passed=0
-failed=0
+# shellcheck source=harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
-pass() { passed=$((passed + 1)); echo "ok: $1"; }
-fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
 
 # expect_failure NAME EXIT_CODE MESSAGE_SUBSTRING CONFIG_FILE
 expect_failure() {
@@ -187,5 +181,4 @@ fi
 printf 'this is = not [toml\n' >broken.toml
 expect_failure "TOML syntax error" 2 "line 1" broken.toml
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

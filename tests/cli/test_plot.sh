@@ -6,15 +6,9 @@
 set -uo pipefail
 tagflow=$1
 config=$2
-python=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-passed=0
-failed=0
+# shellcheck source=harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
-pass() { passed=$((passed + 1)); echo "ok: $1"; }
-fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
 
 # expect_failure NAME EXIT_CODE MESSAGE_SUBSTRING ARGS...: no figure folder may be left behind.
 expect_failure() {
@@ -105,5 +99,4 @@ TAGFLOW_PLOT_SCRIPT=$work/none.py expect_failure "plotter script missing" 1 \
 expect_failure "no results file given" 2 "results is required"
 expect_failure "unknown image format" 2 "gif not in {png,svg,pdf}" results.h5 --format gif
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -7,15 +7,9 @@
 # Usage: test_tagfile_cli.sh PATH/TO/tagflow
 set -uo pipefail
 tagflow=$1
-python=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-passed=0
-failed=0
+# shellcheck source=harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
-pass() { passed=$((passed + 1)); echo "ok: $1"; }
-fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
 
 # expect_failure NAME EXIT_CODE MESSAGE_SUBSTRING COMMAND...
 expect_failure() {
@@ -171,5 +165,4 @@ expect_failure "convert: a raw file as Photon-HDF5" 1 "not an HDF5 file" "$tagfl
 head -c 5000 rec.tags >cut.tags
 expect_failure "convert: a truncated tag file" 1 "truncated at byte offset 5000" "$tagflow" convert cut.tags cut.raw
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
