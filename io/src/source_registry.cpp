@@ -115,7 +115,7 @@ const std::vector<SourceKindHelp>& sourceKinds() {
       {"tagfile",
        "a recording (FileWriter, tagflow convert) replayed; a first part reads the whole set",
        {{"path", "tag file to read"},
-        {"block_size", "most tags per block, default 16384"},
+        {"block_size", "most tags per block, default 32768 (whole recorded blocks)"},
         {"speed", "replay speed: negative as fast as possible (default), 1.0 real time, >= 0.1"}}},
       {"udp",
        "a stream received over UDP in the tagflow wire format (tagflow stream send, hardware)",
@@ -149,7 +149,9 @@ std::unique_ptr<Source> makeSource(const SourceSpec& spec) {
                             spec.tables.begin()->first + "'");
     }
     return std::make_unique<FileReader>(spec.parameters.getString("path"),
-                                        blockSize(spec.parameters),
+                                        spec.parameters.contains("block_size")
+                                            ? blockSize(spec.parameters)
+                                            : kDefaultReplayBlockSize,
                                         spec.parameters.getDouble("speed", -1));
   }
   if (spec.kind == "udp") {

@@ -21,7 +21,9 @@
 
 namespace tagflow {
 
-inline constexpr std::size_t kDefaultReplayBlockSize = 16384;
+// FileWriter records blocks of at most 32767 tags: with room for a whole file block, replay
+// hands each decoded block over without copying it.
+inline constexpr std::size_t kDefaultReplayBlockSize = 32768;
 
 class FileReader : public Source {
  public:
