@@ -21,9 +21,9 @@
 #include <thread>
 
 #include "bench_stream.hpp"
+#include "channel_bench.hpp"
 #include "file_bench.hpp"
 #include "link_bench.hpp"
-#include "channel_bench.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/memory_source.hpp"
 #include "tagflow/io/source_registry.hpp"

@@ -124,7 +124,8 @@ std::vector<MeasurementKind> buildKinds() {
       }});
   kinds.push_back(MeasurementKind{
       "FileWriter",
-      "records the tags of the channels (and all overflow, missed-events, error tags) to a tag file",
+      "records the tags of the channels (and all overflow, missed-events, error tags) to a tag "
+      "file",
       {{"path", "tag file to write; further parts get .1, .2, ... before the extension"},
        {"channels", "list of channels to record"},
        {"max_file_size", "bytes after which a new part begins, default 2^30"},
@@ -136,9 +137,9 @@ std::vector<MeasurementKind> buildKinds() {
         const std::int64_t max_file_size =
             p.getInt("max_file_size", static_cast<std::int64_t>(kDefaultMaxFileSize));
         if (max_file_size < static_cast<std::int64_t>(kMinMaxFileSize)) {
-          throw InvalidArgument("FileWriter '" + name + "': max_file_size " +
-                                std::to_string(max_file_size) + " bytes is invalid (valid: >= " +
-                                std::to_string(kMinMaxFileSize) + ")");
+          throw InvalidArgument(
+              "FileWriter '" + name + "': max_file_size " + std::to_string(max_file_size) +
+              " bytes is invalid (valid: >= " + std::to_string(kMinMaxFileSize) + ")");
         }
         return std::make_unique<FileWriter>(
             name, p.getString("path"), channelList(p, "channels"),

@@ -33,9 +33,7 @@ class FileWriter : public Measurement {
              tagfile::Compression compression = tagfile::Compression::None);
   ~FileWriter() override;
 
-  std::optional<std::vector<channel_t>> inputChannels() const override {
-    return index_.channels();
-  }
+  std::optional<std::vector<channel_t>> inputChannels() const override { return index_.channels(); }
 
   // Tags recorded so far (handed to the files or on their way).
   std::uint64_t getTotalEvents() const;
