@@ -131,6 +131,30 @@ void Coincidences::consume(std::span<const Tag> time_tags, std::vector<Tag>& emi
   }
 }
 
+// One group stamped Last: every coincidence is at the completing tag, so the output can be
+// written in the same pass as the copy of the input.
+Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
+  if (groups_.size() != 1 || timestamp_ != CoincidenceTimestamp::Last) return nullptr;
+  InlineWriter writer(out, outputChannel());
+  const std::uint32_t discard = index_.discardSlot();
+  const std::vector<std::uint32_t>& slots = groups_.front().slots;
+  const timestamp_t window = window_;
+  timestamp_t* const last = last_.data();
+  for (const Tag& tag : block.tags) {
+    prefetchAhead(&tag);
+    writer.before(tag);
+    writer.copy(tag);
+    const std::uint32_t slot = index_.slot(tag.channel);
+    if (slot == discard) continue;
+    const bool complete = std::all_of(slots.begin(), slots.end(), [&](std::uint32_t other) {
+      return other == slot || (last[other] != kNeverSeen && tag.time - last[other] <= window);
+    });
+    if (complete) writer.generate(tag.time);
+    last[slot] = tag.time;
+  }
+  return writer.finish();
+}
+
 timestamp_t Coincidences::stamp(const Group& group, timestamp_t now) const {
   switch (timestamp_) {
     case CoincidenceTimestamp::Last:

@@ -41,6 +41,21 @@ void Combiner::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted
   }
 }
 
+Tag* Combiner::transcribe(const TagBlock& block, Tag* out) {
+  InlineWriter writer(out, outputChannel());
+  const std::uint32_t discard = index_.discardSlot();
+  std::lock_guard lock(counts_mutex_);
+  for (const Tag& tag : block.tags) {
+    prefetchAhead(&tag);
+    writer.before(tag);
+    writer.copy(tag);
+    const std::uint32_t slot = index_.slot(tag.channel);
+    ++counts_[slot];
+    if (slot != discard) writer.generate(tag.time);
+  }
+  return writer.finish();
+}
+
 void Combiner::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
   if (index_.slot(tag.channel) == index_.discardSlot()) return;
   emitted.push_back(Tag{TagType::MissedEvents, 0, tag.missed_events, outputChannel(), tag.time});

@@ -37,11 +37,45 @@ void DelayedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& /
   owed_end_ = end;
 }
 
+// One pass: owed copies go out before the first input tag later than them, this block's
+// matches join the owed queue. Taken while the copies still owed fit the output's room.
+Tag* DelayedChannel::transcribe(const TagBlock& block, Tag* out) {
+  const std::size_t n = block.tags.size();
+  if (owed_end_ - owed_head_ > n) return nullptr;
+  if (owed_.size() < owed_end_ + n) owed_.resize(owed_end_ + n);
+  const channel_t output = outputChannel();
+  const channel_t input = input_;
+  const timestamp_t delay = delay_;
+  timestamp_t* const owed = owed_.data();
+  std::size_t head = owed_head_;
+  std::size_t end = owed_end_;
+  for (const Tag& tag : block.tags) {
+    prefetchAhead(&tag);
+    while (head != end && owed[head] < tag.time) {
+      *out++ = Tag{TagType::TimeTag, 0, 0, output, owed[head++]};
+    }
+    *out++ = tag;
+    owed[end] = tag.time + delay;
+    end += tag.channel == input ? 1 : 0;
+  }
+  for (; head != end && owed[head] < block.end_time; ++head) {
+    *out++ = Tag{TagType::TimeTag, 0, 0, output, owed[head]};
+  }
+  owed_head_ = head;
+  owed_end_ = end;
+  compactOwed();
+  return out;
+}
+
 void DelayedChannel::emitOwed(timestamp_t until, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
   for (; owed_head_ < owed_end_ && owed_[owed_head_] < until; ++owed_head_) {
     emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, owed_[owed_head_]});
   }
+  compactOwed();
+}
+
+void DelayedChannel::compactOwed() {
   if (owed_head_ == owed_end_) {
     owed_end_ = 0;
     owed_head_ = 0;

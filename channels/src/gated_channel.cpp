@@ -52,6 +52,23 @@ void GatedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& emi
   }
 }
 
+Tag* GatedChannel::transcribe(const TagBlock& block, Tag* out) {
+  InlineWriter writer(out, outputChannel());
+  bool open = open_;
+  const channel_t in = input_;
+  const channel_t start = gate_start_;
+  const channel_t stop = gate_stop_;
+  for (const Tag& tag : block.tags) {
+    prefetchAhead(&tag);
+    writer.before(tag);
+    writer.copy(tag);
+    if ((tag.channel == in) & open) writer.generate(tag.time);
+    open = (open | (tag.channel == start)) & (tag.channel != stop);
+  }
+  open_ = open;
+  return writer.finish();
+}
+
 void GatedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
   if (tag.channel != input_ || !open_) return;
   emitted.push_back(Tag{TagType::MissedEvents, 0, tag.missed_events, outputChannel(), tag.time});

@@ -19,6 +19,7 @@ class Combiner : public VirtualChannel {
   void clearChannelCounts();
 
  protected:
+  Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
   void onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) override;
   void forgetHistory() override {}

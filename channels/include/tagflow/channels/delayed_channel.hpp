@@ -18,6 +18,7 @@ class DelayedChannel : public VirtualChannel {
   timestamp_t delay() const { return delay_; }
 
  protected:
+  Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
   void emitOwed(timestamp_t until, std::vector<Tag>& emitted) override;
   void onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) override;
@@ -25,6 +26,8 @@ class DelayedChannel : public VirtualChannel {
   void dropOwed() override;
 
  private:
+  void compactOwed();  // moves the owed copies to the front once half the storage is spent
+
   channel_t input_;
   timestamp_t delay_;
   std::vector<timestamp_t> owed_;  // times, ascending, in [owed_head_, owed_end_)

@@ -20,6 +20,7 @@ class GatedChannel : public VirtualChannel {
   }
 
  protected:
+  Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
   void onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) override;
   void forgetHistory() override { open_ = initially_open_; }

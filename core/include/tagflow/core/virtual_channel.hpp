@@ -64,6 +64,45 @@ class VirtualChannel {
   void process(const TagBlock& in, BlockBuffer& out);
 
  protected:
+  // Writes the input and the generated tags to `out` in one pass: each generated tag after the
+  // input tags of its time. For channels whose tags come at the time of the input tag that
+  // causes them: their fast path (transcribe), taken for blocks without special tags while no
+  // overflow is open, saves the separate merge.
+  class InlineWriter {
+   public:
+    InlineWriter(Tag* out, channel_t channel) : out_(out), channel_(channel) {}
+    // Before the input tag `next`: the generated tags of an earlier time go out.
+    void before(const Tag& next) {
+      if (pending_ != 0 && pending_time_ < next.time) flush();
+    }
+    void copy(const Tag& tag) { *out_++ = tag; }
+    void generate(timestamp_t time) {
+      pending_time_ = time;
+      ++pending_;
+    }
+    // Writes what is pending; returns the end of the output.
+    Tag* finish() {
+      flush();
+      return out_;
+    }
+
+   private:
+    void flush() {
+      for (; pending_ != 0; --pending_)
+        *out_++ = Tag{TagType::TimeTag, 0, 0, channel_, pending_time_};
+    }
+
+    Tag* out_;
+    channel_t channel_;
+    timestamp_t pending_time_ = 0;
+    std::uint32_t pending_ = 0;
+  };
+  // The fast path: copies the block's tags (pure TimeTags) to `out` (room for
+  // kTranscribeRoom * block.tags.size() tags) with the generated tags, returns the end of the
+  // output; nullptr when the channel has no fast path for this block.
+  static constexpr std::size_t kTranscribeRoom = 3;
+  virtual Tag* transcribe(const TagBlock& /*block*/, Tag* /*out*/) { return nullptr; }
+
   // Reads a run of TimeTags (time-ordered, never before the previous run) and appends the
   // tags this node emits now, in any order.
   virtual void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) = 0;
