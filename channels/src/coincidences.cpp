@@ -140,6 +140,24 @@ Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
   const std::vector<std::uint32_t>& slots = groups_.front().slots;
   const timestamp_t window = window_;
   timestamp_t* const last = last_.data();
+  if (slots.size() == 2) {
+    // A pair (slots 0 and 1, the discard slot 2): the partner of slot s is s ^ 1, and the
+    // discard slot's own entry absorbs the writes of other channels, so there is no branch
+    // but the one on a found coincidence.
+    for (const Tag& tag : block.tags) {
+      prefetchAhead(&tag);
+      writer.before(tag);
+      writer.copy(tag);
+      const std::uint32_t slot = index_.slot(tag.channel);
+      // Unsigned: a partner never seen (the smallest time) gives a huge distance, not overflow.
+      const auto distance =
+          static_cast<std::uint64_t>(tag.time) - static_cast<std::uint64_t>(last[(slot ^ 1u) & 1u]);
+      const bool complete = (slot != discard) & (distance <= static_cast<std::uint64_t>(window));
+      last[slot] = tag.time;
+      if (complete) writer.generate(tag.time);
+    }
+    return writer.finish();
+  }
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
     writer.before(tag);
