@@ -59,17 +59,14 @@ class ReusedBuffer : public wire::DatagramSink {
   void closeDatagram(std::uint32_t* datagram, const wire::Header& facts,
                      std::uint32_t events) override {
     wire::Header header = facts;
-    header.sequence = sequence_++;
-    header.events_before = events_;
-    events_ += events;
+    numbering_.stamp(header, events);
     wire::writeHeader(datagram, header);
   }
-  std::uint32_t events() const { return events_; }
+  std::uint32_t events() const { return numbering_.eventsBefore(); }
 
  private:
   std::vector<std::uint32_t> buffer_;
-  std::uint32_t sequence_ = 0;
-  std::uint32_t events_ = 0;
+  wire::DatagramNumbering numbering_;
 };
 
 struct Figures {

@@ -188,9 +188,7 @@ UdpSenderStats UdpStreamSender::stats() const {
 }
 
 bool UdpStreamSender::stamp(wire::Header& header, std::uint32_t events) {
-  header.sequence = next_sequence_++;
-  header.events_before = events_before_;
-  events_before_ += events;
+  numbering_.stamp(header, events);
   if (std::binary_search(drop_.begin(), drop_.end(), header.sequence)) {
     datagrams_dropped_.fetch_add(1, std::memory_order_relaxed);
     events_dropped_.fetch_add(events, std::memory_order_relaxed);

@@ -32,9 +32,7 @@ class MemorySink : public wire::DatagramSink {
   void closeDatagram(std::uint32_t* datagram, const wire::Header& facts,
                      std::uint32_t events) override {
     wire::Header header = facts;
-    header.sequence = sequence_++;
-    header.events_before = events_;
-    events_ += events;
+    numbering_.stamp(header, events);
     wire::writeHeader(datagram, header);
     const auto* bytes = reinterpret_cast<const std::byte*>(datagram);
     datagrams.emplace_back(bytes, bytes + wire::kHeaderBytes + 4 * std::size_t{facts.word_count});
@@ -46,8 +44,7 @@ class MemorySink : public wire::DatagramSink {
 
  private:
   std::vector<std::uint32_t> scratch_;
-  std::uint32_t sequence_ = 0;
-  std::uint32_t events_ = 0;
+  wire::DatagramNumbering numbering_;
 };
 
 // Every record of `datagrams`, decoded one by one; each must be valid.

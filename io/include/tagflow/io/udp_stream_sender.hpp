@@ -118,8 +118,7 @@ class UdpStreamSender {
   std::size_t words_per_datagram_;
   SocketFd socket_;
   std::vector<std::uint32_t> drop_;  // sorted
-  std::uint32_t next_sequence_ = 0;
-  std::uint32_t events_before_ = 0;
+  wire::DatagramNumbering numbering_;
   std::uint64_t events_queued_ = 0;  // for pacing
   bool started_ = false;
   Clock::time_point start_;

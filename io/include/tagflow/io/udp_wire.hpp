@@ -99,6 +99,23 @@ struct Decoded {
 Decoded decodeWords(const Header& header, const std::byte* words, Tag* out,
                     std::vector<std::uint32_t>* special = nullptr, std::uint32_t special_base = 0);
 
+// A sender's numbering of its datagrams: each gets the next sequence number and the count of
+// events in all datagrams before it (modulo 2^32), the two facts a receiver finds losses by.
+class DatagramNumbering {
+ public:
+  // Sets `header`'s sequence and events_before for a datagram that adds `events`.
+  void stamp(Header& header, std::uint32_t events) {
+    header.sequence = next_sequence_++;
+    header.events_before = events_before_;
+    events_before_ += events;
+  }
+  std::uint32_t eventsBefore() const { return events_before_; }
+
+ private:
+  std::uint32_t next_sequence_ = 0;
+  std::uint32_t events_before_ = 0;
+};
+
 // Where an Encoder puts its datagrams. The encoder asks for a buffer, writes the words after
 // kHeaderWords of room, and hands it back with the header facts it knows; the sink owns the
 // sequence numbers and the running event count, writes the header and sends or keeps it.
