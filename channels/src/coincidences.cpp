@@ -135,39 +135,45 @@ void Coincidences::consume(std::span<const Tag> time_tags, std::vector<Tag>& emi
 // written in the same pass as the copy of the input.
 Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
   if (groups_.size() != 1 || timestamp_ != CoincidenceTimestamp::Last) return nullptr;
-  InlineWriter writer(out, outputChannel());
+  const channel_t output = outputChannel();
+  InlineWriter writer(out, output);
   const std::uint32_t discard = index_.discardSlot();
   const std::vector<std::uint32_t>& slots = groups_.front().slots;
   const timestamp_t window = window_;
   timestamp_t* const last = last_.data();
   if (slots.size() == 2) {
-    // A pair (slots 0 and 1, the discard slot 2): the partner of slot s is s ^ 1, and the
-    // discard slot's own entry absorbs the writes of other channels, so there is no branch
-    // but the one on a found coincidence.
+    // A pair: both last times live in registers and are updated by selection, so neither a
+    // found coincidence nor a tag of another channel costs a branch. Unsigned distances: a
+    // partner never seen (the smallest time) gives a huge distance, not an overflow.
+    std::uint64_t last0 = static_cast<std::uint64_t>(last[0]);
+    std::uint64_t last1 = static_cast<std::uint64_t>(last[1]);
+    const auto width = static_cast<std::uint64_t>(window);
+    const ChannelIndex::Lookup slot_of = index_.lookup();
     for (const Tag& tag : block.tags) {
       prefetchAhead(&tag);
-      writer.before(tag);
       writer.copy(tag);
-      const std::uint32_t slot = index_.slot(tag.channel);
-      // Unsigned: a partner never seen (the smallest time) gives a huge distance, not overflow.
-      const auto distance =
-          static_cast<std::uint64_t>(tag.time) - static_cast<std::uint64_t>(last[(slot ^ 1u) & 1u]);
-      const bool complete = (slot != discard) & (distance <= static_cast<std::uint64_t>(window));
-      last[slot] = tag.time;
-      if (complete) writer.generate(tag.time);
+      const std::uint32_t slot = slot_of(tag.channel);
+      const auto time = static_cast<std::uint64_t>(tag.time);
+      const std::uint64_t is0 = flagIfEqual(slot, 0);
+      const std::uint64_t is1 = flagIfEqual(slot, 1);
+      const std::uint64_t partner = selectByFlag(is0, last1, last0);
+      writer.generateIf(((is0 | is1) != 0) & (time - partner <= width), output);
+      last0 = selectByFlag(is0, time, last0);
+      last1 = selectByFlag(is1, time, last1);
     }
+    last[0] = static_cast<timestamp_t>(last0);
+    last[1] = static_cast<timestamp_t>(last1);
     return writer.finish();
   }
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
-    writer.before(tag);
     writer.copy(tag);
     const std::uint32_t slot = index_.slot(tag.channel);
     if (slot == discard) continue;
     const bool complete = std::all_of(slots.begin(), slots.end(), [&](std::uint32_t other) {
       return other == slot || (last[other] != kNeverSeen && tag.time - last[other] <= window);
     });
-    if (complete) writer.generate(tag.time);
+    writer.generateIf(complete, output);
     last[slot] = tag.time;
   }
   return writer.finish();

@@ -42,16 +42,18 @@ void Combiner::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted
 }
 
 Tag* Combiner::transcribe(const TagBlock& block, Tag* out) {
-  InlineWriter writer(out, outputChannel());
+  const channel_t output = outputChannel();
+  InlineWriter writer(out, output);
   const std::uint32_t discard = index_.discardSlot();
+  const ChannelIndex::Lookup slot_of = index_.lookup();
+  std::uint64_t* const counts = counts_.data();
   std::lock_guard lock(counts_mutex_);
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
-    writer.before(tag);
     writer.copy(tag);
-    const std::uint32_t slot = index_.slot(tag.channel);
-    ++counts_[slot];
-    if (slot != discard) writer.generate(tag.time);
+    const std::uint32_t slot = slot_of(tag.channel);
+    ++counts[slot];
+    writer.generateIf(slot != discard ? 1 : 0, output);
   }
   return writer.finish();
 }

@@ -53,19 +53,23 @@ void GatedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& emi
 }
 
 Tag* GatedChannel::transcribe(const TagBlock& block, Tag* out) {
-  InlineWriter writer(out, outputChannel());
-  bool open = open_;
+  const channel_t output = outputChannel();
+  InlineWriter writer(out, output);
+  std::uint64_t open = open_ ? 1 : 0;
   const channel_t in = input_;
   const channel_t start = gate_start_;
   const channel_t stop = gate_stop_;
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
-    writer.before(tag);
+    const channel_t channel = tag.channel;
+    const std::uint64_t is_input = channel == in ? 1 : 0;
+    const std::uint64_t is_start = channel == start ? 1 : 0;
+    const std::uint64_t is_stop = channel == stop ? 1 : 0;
     writer.copy(tag);
-    if ((tag.channel == in) & open) writer.generate(tag.time);
-    open = (open | (tag.channel == start)) & (tag.channel != stop);
+    writer.generateIf(is_input & open, output);
+    open = (open | is_start) & ~is_stop;
   }
-  open_ = open;
+  open_ = open != 0;
   return writer.finish();
 }
 

@@ -36,7 +36,8 @@ ChannelIndex::ChannelIndex(std::span<const channel_t> channels, std::string_view
   }
   smallest_ = *low;
   discard_slot_ = static_cast<std::uint32_t>(channels_.size());
-  table_.assign(static_cast<std::size_t>(span), static_cast<std::uint16_t>(discard_slot_));
+  // One entry past the span, the discard slot: Lookup clamps stray offsets onto it.
+  table_.assign(static_cast<std::size_t>(span) + 1, static_cast<std::uint16_t>(discard_slot_));
   for (std::size_t i = 0; i < channels_.size(); ++i) {
     table_[static_cast<std::size_t>(channels_[i] - smallest_)] = static_cast<std::uint16_t>(i);
   }

@@ -115,6 +115,21 @@ void VirtualChannel::generate(const TagBlock& in) {
   }
 }
 
+// Moves the generated tags of each run of equal times behind the run's input tags.
+void VirtualChannel::InlineWriter::placeGeneratedAfterInput(Tag* begin, Tag* end,
+                                                            channel_t first_output,
+                                                            std::size_t outputs) {
+  const auto input = [&](const Tag& tag) {
+    return static_cast<std::uint64_t>(std::int64_t{tag.channel} - first_output) >= outputs;
+  };
+  for (Tag* run = begin; run != end;) {
+    Tag* run_end = run + 1;
+    while (run_end != end && run_end->time == run->time) ++run_end;
+    if (run_end - run > 1) std::stable_partition(run, run_end, input);
+    run = run_end;
+  }
+}
+
 namespace {
 
 // Copies tags with fixed-size memcpy calls, which the compiler inlines: runs between

@@ -180,6 +180,7 @@ inline std::vector<Recorded> recordChannels(const std::vector<DrainedBlock>& blo
     graph.add(*channels.back());
     recorders.push_back(std::make_unique<Recorder>("recorder " + std::to_string(recorders.size()),
                                                    channels.back()->getChannels()));
+    recorders.back()->checkGeneratedAfterInput(channels.back()->getChannels());
     graph.add(*recorders.back());
   }
   graph.run();

@@ -2,7 +2,9 @@
 // graph wires it to the stream of the virtual channel that produces them, and keeps every tag it
 // is given (time tags and special tags alike) in stream order, noting for each MissedEvents tag
 // whether it arrived inside an overflow interval. It checks on its own that time never runs
-// backwards. Optionally it sleeps at every advance of time, to act as a slow consumer.
+// backwards and, when told which channels a virtual channel generates, that no other time tag
+// follows a generated one of the same time (generated tags go after the input tags of their
+// time). Optionally it sleeps at every advance of time, to act as a slow consumer.
 #pragma once
 
 #include <algorithm>
@@ -29,6 +31,9 @@ class Recorder : public Measurement {
         sleep_(sleep_per_advance) {}
 
   std::optional<std::vector<channel_t>> inputChannels() const override { return reads_; }
+  void checkGeneratedAfterInput(std::vector<channel_t> generated) {
+    generated_ = std::move(generated);
+  }
 
   std::vector<Tag> tags() const {
     auto lock = lockData();
@@ -85,6 +90,14 @@ class Recorder : public Measurement {
   }
   void record(const Tag& tag) {
     see(tag.time);
+    const bool generated =
+        std::find(generated_.begin(), generated_.end(), tag.channel) != generated_.end();
+    if (tag.type == TagType::TimeTag && generated) last_generated_time_ = tag.time;
+    if (tag.type == TagType::TimeTag && !generated && tag.time == last_generated_time_ &&
+        order_error_.empty()) {
+      order_error_ = "channel " + std::to_string(tag.channel) + " at " + std::to_string(tag.time) +
+                     " ps after a generated tag of the same time";
+    }
     tags_.push_back(tag);
     recorded_.fetch_add(1, std::memory_order_release);
   }
@@ -96,6 +109,8 @@ class Recorder : public Measurement {
   std::vector<timestamp_t> capture_starts_;
   std::string order_error_;
   timestamp_t last_time_ = std::numeric_limits<timestamp_t>::min();
+  std::vector<channel_t> generated_;
+  timestamp_t last_generated_time_ = std::numeric_limits<timestamp_t>::min();
   std::atomic<std::uint64_t> recorded_{0};
   std::atomic<timestamp_t> reached_{std::numeric_limits<timestamp_t>::min()};
 };

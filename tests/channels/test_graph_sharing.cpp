@@ -88,7 +88,10 @@ TEST_CASE("A virtual channel's output is computed once per block for all its rea
   Recorder second("second", {output, 2});
   Recorder third("third", {3, output});
   Recorder physical("physical", {1, 2});
-  for (Recorder* recorder : {&first, &second, &third, &physical}) graph.add(*recorder);
+  for (Recorder* recorder : {&first, &second, &third, &physical}) {
+    recorder->checkGeneratedAfterInput({output});
+    graph.add(*recorder);
+  }
   const Profile profile = graph.run();
 
   REQUIRE(profile.blocks == blocks.size());

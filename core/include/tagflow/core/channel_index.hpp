@@ -4,6 +4,7 @@
 // measurements use as a discard slot. Duplicates and CHANNEL_UNUSED are rejected.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -26,6 +27,28 @@ class ChannelIndex {
 
   // `owner` names the measurement in error messages.
   ChannelIndex(std::span<const channel_t> channels, std::string_view owner);
+
+  // A copy of the table's handle for hot loops: held in registers, where the index's members
+  // would be read again after every store of a tag (its one-byte fields may alias anything).
+  class Lookup {
+   public:
+    explicit Lookup(const ChannelIndex& index)
+        : table_(index.table_.data()),
+          table_size_(static_cast<std::uint32_t>(index.table_.size() - 1)),
+          smallest_(static_cast<std::uint32_t>(index.smallest_)) {}
+    // Branch-free: an offset beyond the table is clamped onto its last entry, the discard
+    // slot, so channels outside the index cost no misprediction.
+    std::uint32_t operator()(channel_t channel) const {
+      const std::uint32_t offset = static_cast<std::uint32_t>(channel) - smallest_;
+      return table_[std::min(offset, table_size_)];
+    }
+
+   private:
+    const std::uint16_t* table_;
+    std::uint32_t table_size_;
+    std::uint32_t smallest_;
+  };
+  Lookup lookup() const { return Lookup(*this); }
 
   std::uint32_t slot(channel_t channel) const {
     const std::uint32_t offset =

@@ -20,11 +20,14 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "tagflow/core/branch_free.hpp"
 #include "tagflow/core/parameters.hpp"
 #include "tagflow/core/tag.hpp"
 #include "tagflow/core/tag_block.hpp"
@@ -64,38 +67,52 @@ class VirtualChannel {
   void process(const TagBlock& in, BlockBuffer& out);
 
  protected:
-  // Writes the input and the generated tags to `out` in one pass: each generated tag after the
-  // input tags of its time. For channels whose tags come at the time of the input tag that
-  // causes them: their fast path (transcribe), taken for blocks without special tags while no
-  // overflow is open, saves the separate merge.
+  // Writes the input and the generated tags to `out` in one pass, branch-free: a candidate is
+  // stored after the input tag that causes it, at that tag's time, and kept only when the
+  // condition holds, so an unpredictable condition costs no misprediction. A generated tag
+  // belongs after every input tag of its time; the rare case of a next input tag at the same
+  // time is noticed and put right in finish(). For channels whose tags come at the time of the
+  // input tag that causes them: their fast path (transcribe), taken for blocks without special
+  // tags while no overflow is open, saves the separate merge.
   class InlineWriter {
    public:
-    InlineWriter(Tag* out, channel_t channel) : out_(out), channel_(channel) {}
-    // Before the input tag `next`: the generated tags of an earlier time go out.
-    void before(const Tag& next) {
-      if (pending_ != 0 && pending_time_ < next.time) flush();
+    // Generated tags are those on channels first_output .. first_output + outputs - 1.
+    InlineWriter(Tag* out, channel_t first_output, std::size_t outputs = 1)
+        : begin_(out), out_(out), first_output_(first_output), outputs_(outputs) {}
+    void copy(const Tag& tag) {
+      misplaced_ |= generated_ & (tag.time == time_);
+      generated_ = 0;
+      time_ = tag.time;
+      *out_++ = tag;
     }
-    void copy(const Tag& tag) { *out_++ = tag; }
-    void generate(timestamp_t time) {
-      pending_time_ = time;
-      ++pending_;
+    // A tag on `channel` at the time of the tag copied last, if `condition`.
+    void generateIf(bool condition, channel_t channel) {
+      const std::uint64_t header = static_cast<std::uint32_t>(channel) * (std::uint64_t{1} << 32);
+      char* const candidate = reinterpret_cast<char*>(out_);
+      std::memcpy(candidate, &header, sizeof header);  // TimeTag, no missed events, the channel
+      std::memcpy(candidate + offsetof(Tag, time), &time_, sizeof time_);
+      const std::uint64_t keep = opaqueFlag(condition);
+      out_ += keep;
+      generated_ |= keep;
     }
-    // Writes what is pending; returns the end of the output.
+    // Returns the end of the output.
     Tag* finish() {
-      flush();
+      if (misplaced_ != 0) placeGeneratedAfterInput(begin_, out_, first_output_, outputs_);
       return out_;
     }
 
    private:
-    void flush() {
-      for (; pending_ != 0; --pending_)
-        *out_++ = Tag{TagType::TimeTag, 0, 0, channel_, pending_time_};
-    }
+    // Inline members keep the writer in registers; this rare repair is out of line.
+    static void placeGeneratedAfterInput(Tag* begin, Tag* end, channel_t first_output,
+                                         std::size_t outputs);
 
+    Tag* begin_;
     Tag* out_;
-    channel_t channel_;
-    timestamp_t pending_time_ = 0;
-    std::uint32_t pending_ = 0;
+    channel_t first_output_;
+    std::size_t outputs_;
+    timestamp_t time_ = 0;
+    std::uint64_t generated_ = 0;  // by the tag copied last
+    std::uint64_t misplaced_ = 0;
   };
   // The fast path: copies the block's tags (pure TimeTags) to `out` (room for
   // kTranscribeRoom * block.tags.size() tags) with the generated tags, returns the end of the

@@ -1,0 +1,36 @@
+// Branch-free selection for hot loops over tags. A data-dependent condition (is this the gate's
+// channel? is the partner within the window?) is unpredictable, and a misprediction costs more
+// than the whole loop body; the compiler, however, often turns a `?:` back into a branch. These
+// helpers hide the condition from the optimiser and select with arithmetic on masks.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tagflow {
+
+// 0 or 1, as a value the optimiser cannot reason about (so it cannot branch on it).
+inline std::uint64_t opaqueFlag(bool condition) {
+  std::uint64_t flag = condition ? 1 : 0;
+  asm("" : "+r"(flag));
+  return flag;
+}
+
+// 1 when a == b, else 0, computed without a comparison the optimiser could branch on.
+inline std::uint64_t flagIfEqual(std::uint32_t a, std::uint32_t b) {
+  std::uint64_t flag = (static_cast<std::uint64_t>(a ^ b) - 1) >> 63;
+  asm("" : "+r"(flag));
+  return flag;
+}
+
+// `if_true` when flag is 1, `if_false` when it is 0.
+template <class T>
+requires std::is_integral_v<T>
+inline T selectByFlag(std::uint64_t flag, T if_true, T if_false) {
+  const std::uint64_t mask = 0 - flag;
+  const auto yes = static_cast<std::uint64_t>(if_true);
+  const auto no = static_cast<std::uint64_t>(if_false);
+  return static_cast<T>(no ^ ((yes ^ no) & mask));
+}
+
+}  // namespace tagflow
