@@ -133,8 +133,12 @@ void Coincidences::consume(std::span<const Tag> time_tags, std::vector<Tag>& emi
 
 // One group stamped Last: every coincidence is at the completing tag, so the output can be
 // written in the same pass as the copy of the input.
+std::size_t Coincidences::transcribeRoom(const TagBlock& block) const {
+  if (groups_.size() != 1 || timestamp_ != CoincidenceTimestamp::Last) return 0;
+  return 2 * block.tags.size() + 1;
+}
+
 Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
-  if (groups_.size() != 1 || timestamp_ != CoincidenceTimestamp::Last) return nullptr;
   const channel_t output = outputChannel();
   InlineWriter writer(out, output);
   const std::uint32_t discard = index_.discardSlot();

@@ -22,11 +22,10 @@ DelayedChannel::DelayedChannel(std::string name, channel_t input, timestamp_t de
 }
 
 // Branch-free compaction: every tag is written, only matches advance the end. The storage
-// only grows (owed_end_ marks the end), so no block pays for initialising it.
+// only grows, so no block pays for initialising it.
 void DelayedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& /*emitted*/) {
-  std::size_t end = owed_end_;
-  if (owed_.size() < end + time_tags.size()) owed_.resize(end + time_tags.size());
-  timestamp_t* out = owed_.data();
+  std::size_t end = owed_.end;
+  timestamp_t* out = owed_.reserve(time_tags.size());
   const timestamp_t delay = delay_;  // locals: the stores below could alias the members
   const channel_t input = input_;
   for (const Tag& tag : time_tags) {
@@ -34,21 +33,19 @@ void DelayedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& /
     out[end] = tag.time + delay;
     end += tag.channel == input ? 1 : 0;
   }
-  owed_end_ = end;
+  owed_.end = end;
 }
 
 // One pass: owed copies go out before the first input tag later than them, this block's
-// matches join the owed queue. Taken while the copies still owed fit the output's room.
+// matches join the owed queue.
 Tag* DelayedChannel::transcribe(const TagBlock& block, Tag* out) {
   const std::size_t n = block.tags.size();
-  if (owed_end_ - owed_head_ > n) return nullptr;
-  if (owed_.size() < owed_end_ + n) owed_.resize(owed_end_ + n);
+  timestamp_t* const owed = owed_.reserve(n);
   const channel_t output = outputChannel();
   const channel_t input = input_;
   const timestamp_t delay = delay_;
-  timestamp_t* const owed = owed_.data();
-  std::size_t head = owed_head_;
-  std::size_t end = owed_end_;
+  std::size_t head = owed_.head;
+  std::size_t end = owed_.end;
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
     while (head != end && owed[head] < tag.time) {
@@ -61,30 +58,18 @@ Tag* DelayedChannel::transcribe(const TagBlock& block, Tag* out) {
   for (; head != end && owed[head] < block.end_time; ++head) {
     *out++ = Tag{TagType::TimeTag, 0, 0, output, owed[head]};
   }
-  owed_head_ = head;
-  owed_end_ = end;
-  compactOwed();
+  owed_.head = head;
+  owed_.end = end;
+  owed_.compact();
   return out;
 }
 
 void DelayedChannel::emitOwed(timestamp_t until, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
-  for (; owed_head_ < owed_end_ && owed_[owed_head_] < until; ++owed_head_) {
-    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, owed_[owed_head_]});
+  for (; !owed_.empty() && owed_.times[owed_.head] < until; ++owed_.head) {
+    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, owed_.times[owed_.head]});
   }
-  compactOwed();
-}
-
-void DelayedChannel::compactOwed() {
-  if (owed_head_ == owed_end_) {
-    owed_end_ = 0;
-    owed_head_ = 0;
-  } else if (owed_head_ > owed_end_ / 2) {
-    std::copy(owed_.begin() + static_cast<std::ptrdiff_t>(owed_head_),
-              owed_.begin() + static_cast<std::ptrdiff_t>(owed_end_), owed_.begin());
-    owed_end_ -= owed_head_;
-    owed_head_ = 0;
-  }
+  owed_.compact();
 }
 
 void DelayedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
@@ -93,8 +78,7 @@ void DelayedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
 }
 
 void DelayedChannel::dropOwed() {
-  owed_end_ = 0;
-  owed_head_ = 0;
+  owed_.clear();
 }
 
 }  // namespace tagflow

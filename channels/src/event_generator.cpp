@@ -46,29 +46,76 @@ std::vector<channel_t> EventGenerator::inputChannels() const {
   return {trigger_, stop_};
 }
 
+void EventGenerator::startPattern(timestamp_t trigger_time) {
+  for (timestamp_t offset : pattern_) owed_.insert(trigger_time + offset);
+}
+
 void EventGenerator::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
+  const auto divider = static_cast<std::uint64_t>(divider_);
   for (const Tag& tag : time_tags) {
     prefetchAhead(&tag);
     if (tag.channel == stop_) {
       emitOwed(tag.time + 1, emitted);  // pattern tags at the stop's time still count
-      owed_ = {};
+      owed_.clear();
     }
     if (tag.channel == trigger_) {
-      if (trigger_count_ % divider_ == offset_) {
+      if (phase_ == static_cast<std::uint64_t>(offset_)) {
         emitOwed(tag.time, emitted);
-        for (timestamp_t offset : pattern_) owed_.push(tag.time + offset);
+        startPattern(tag.time);
       }
-      ++trigger_count_;
+      phase_ = phase_ + 1 == divider ? 0 : phase_ + 1;
     }
   }
 }
 
+std::size_t EventGenerator::transcribeRoom(const TagBlock& block) const {
+  const std::size_t n = block.tags.size();
+  const auto divider = static_cast<std::size_t>(divider_);
+  return n + owed_.size() + (n + divider - 1) / divider * pattern_.size();
+}
+
+// One pass: owed pattern tags go out before the first input tag later than them. The trigger
+// count advances without a branch; only a firing trigger (one in `trigger_divider`) and a stop
+// take one.
+Tag* EventGenerator::transcribe(const TagBlock& block, Tag* out) {
+  const channel_t output = outputChannel();
+  InlineWriter writer(out, output);
+  const auto trigger = static_cast<std::uint32_t>(trigger_);
+  const auto stop = static_cast<std::uint32_t>(stop_);
+  const auto fire_phase = static_cast<std::uint64_t>(offset_);
+  const auto last_phase = static_cast<std::uint64_t>(divider_ - 1);
+  std::uint64_t phase = phase_;
+  for (const Tag& tag : block.tags) {
+    prefetchAhead(&tag);
+    while (!owed_.empty() && owed_.times[owed_.head] < tag.time) {
+      writer.emit(owed_.times[owed_.head++], output);
+    }
+    writer.copy(tag);
+    const auto channel = static_cast<std::uint32_t>(tag.channel);
+    if (flagIfEqual(channel, stop) != 0) [[unlikely]] {
+      owed_.dropAfter(tag.time);  // those at the stop's time still count
+    }
+    const std::uint64_t is_trigger = flagIfEqual(channel, trigger);
+    if ((is_trigger & (phase == fire_phase ? 1 : 0)) != 0) [[unlikely]] {
+      startPattern(tag.time);
+    }
+    phase = selectByFlag(is_trigger & (phase == last_phase ? 1 : 0), std::uint64_t{0},
+                         phase + is_trigger);
+  }
+  phase_ = phase;
+  for (; !owed_.empty() && owed_.times[owed_.head] < block.end_time; ++owed_.head) {
+    writer.emit(owed_.times[owed_.head], output);
+  }
+  owed_.compact();
+  return writer.finish();
+}
+
 void EventGenerator::emitOwed(timestamp_t until, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
-  while (!owed_.empty() && owed_.top() < until) {
-    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, owed_.top()});
-    owed_.pop();
+  for (; !owed_.empty() && owed_.times[owed_.head] < until; ++owed_.head) {
+    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, owed_.times[owed_.head]});
   }
+  owed_.compact();
 }
 
 }  // namespace tagflow

@@ -54,16 +54,15 @@ void VirtualChannel::process(const TagBlock& in, BlockBuffer& out) {
     forgetHistory();
     dropOwed();
   }
-  if (in.special.empty() && !in_overflow_ && !in.tags.empty()) {
-    const std::size_t room = kTranscribeRoom * in.tags.size();
+  const std::size_t room = in.special.empty() && !in_overflow_ ? transcribeRoom(in) : 0;
+  if (room != 0 && room <= kMaxTranscribeRoom * in.tags.size()) {
     if (out.storage.size() < room) out.storage.resize(room);
-    if (const Tag* end = transcribe(in, out.storage.data())) {
-      out.begin_time = in.begin_time;
-      out.end_time = in.end_time;
-      out.special.clear();
-      out.tags = std::span<const Tag>(out.storage.data(), end);
-      return;
-    }
+    const Tag* end = transcribe(in, out.storage.data());
+    out.begin_time = in.begin_time;
+    out.end_time = in.end_time;
+    out.special.clear();
+    out.tags = std::span<const Tag>(out.storage.data(), end);
+    return;
   }
   generate(in);
   merge(in, out);

@@ -38,6 +38,7 @@ class Coincidences : public VirtualChannel {
   Coincidences(std::string kind, std::string name, std::vector<std::vector<channel_t>> groups,
                timestamp_t window, CoincidenceTimestamp timestamp);
 
+  std::size_t transcribeRoom(const TagBlock& block) const override;
   Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
   void forgetHistory() override;

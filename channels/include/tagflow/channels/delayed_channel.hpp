@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "tagflow/channels/owed_times.hpp"
 #include "tagflow/core/virtual_channel.hpp"
 
 namespace tagflow {
@@ -18,6 +19,9 @@ class DelayedChannel : public VirtualChannel {
   timestamp_t delay() const { return delay_; }
 
  protected:
+  std::size_t transcribeRoom(const TagBlock& block) const override {
+    return owed_.size() + 2 * block.tags.size();
+  }
   Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
   void emitOwed(timestamp_t until, std::vector<Tag>& emitted) override;
@@ -26,13 +30,9 @@ class DelayedChannel : public VirtualChannel {
   void dropOwed() override;
 
  private:
-  void compactOwed();  // moves the owed copies to the front once half the storage is spent
-
   channel_t input_;
   timestamp_t delay_;
-  std::vector<timestamp_t> owed_;  // times, ascending, in [owed_head_, owed_end_)
-  std::size_t owed_head_ = 0;
-  std::size_t owed_end_ = 0;
+  OwedTimes owed_;
 };
 
 }  // namespace tagflow

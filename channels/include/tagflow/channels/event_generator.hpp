@@ -6,9 +6,9 @@
 // inside an overflow become MissedEvents; an overflow also restarts the divider count.
 #pragma once
 
-#include <queue>
 #include <vector>
 
+#include "tagflow/channels/owed_times.hpp"
 #include "tagflow/core/virtual_channel.hpp"
 
 namespace tagflow {
@@ -22,10 +22,12 @@ class EventGenerator : public VirtualChannel {
   std::vector<channel_t> inputChannels() const override;
 
  protected:
+  std::size_t transcribeRoom(const TagBlock& block) const override;
+  Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
   void emitOwed(timestamp_t until, std::vector<Tag>& emitted) override;
-  void forgetHistory() override { trigger_count_ = 0; }
-  void dropOwed() override { owed_ = {}; }
+  void forgetHistory() override { phase_ = 0; }
+  void dropOwed() override { owed_.clear(); }
 
  private:
   channel_t trigger_;
@@ -33,8 +35,10 @@ class EventGenerator : public VirtualChannel {
   std::int64_t divider_;
   std::int64_t offset_;
   channel_t stop_;
-  std::int64_t trigger_count_ = 0;
-  std::priority_queue<timestamp_t, std::vector<timestamp_t>, std::greater<>> owed_;
+  void startPattern(timestamp_t trigger_time);
+
+  std::uint64_t phase_ = 0;  // triggers since the start, modulo the divider
+  OwedTimes owed_;
 };
 
 }  // namespace tagflow

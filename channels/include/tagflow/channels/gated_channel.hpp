@@ -20,6 +20,9 @@ class GatedChannel : public VirtualChannel {
   }
 
  protected:
+  std::size_t transcribeRoom(const TagBlock& block) const override {
+    return 2 * block.tags.size() + 1;
+  }
   Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
   void onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) override;

@@ -95,6 +95,10 @@ class VirtualChannel {
       out_ += keep;
       generated_ |= keep;
     }
+    // A tag owed from earlier, due before the next input tag (its time is earlier).
+    void emit(timestamp_t time, channel_t channel) {
+      *out_++ = Tag{TagType::TimeTag, 0, 0, channel, time};
+    }
     // Returns the end of the output.
     Tag* finish() {
       if (misplaced_ != 0) placeGeneratedAfterInput(begin_, out_, first_output_, outputs_);
@@ -114,11 +118,14 @@ class VirtualChannel {
     std::uint64_t generated_ = 0;  // by the tag copied last
     std::uint64_t misplaced_ = 0;
   };
-  // The fast path: copies the block's tags (pure TimeTags) to `out` (room for
-  // kTranscribeRoom * block.tags.size() tags) with the generated tags, returns the end of the
-  // output; nullptr when the channel has no fast path for this block.
-  static constexpr std::size_t kTranscribeRoom = 3;
-  virtual Tag* transcribe(const TagBlock& /*block*/, Tag* /*out*/) { return nullptr; }
+  // The fast path: writes the block's tags (pure TimeTags) and the generated tags to `out` in
+  // one pass and returns the end of the output. transcribeRoom() bounds how many tags it may
+  // write for `block`, counting the candidate an InlineWriter stores past its end; 0 means no
+  // fast path for this block, and so does a bound above kMaxTranscribeRoom tags per input tag
+  // (the output storage would grow too large): the general path runs instead.
+  static constexpr std::size_t kMaxTranscribeRoom = 3;
+  virtual std::size_t transcribeRoom(const TagBlock& /*block*/) const { return 0; }
+  virtual Tag* transcribe(const TagBlock& /*block*/, Tag* out) { return out; }
 
   // Reads a run of TimeTags (time-ordered, never before the previous run) and appends the
   // tags this node emits now, in any order.
