@@ -112,74 +112,105 @@ Coincidences::Coincidences(std::string kind, std::string name,
   last_.assign(index_.size() + 1, kNeverSeen);
 }
 
+template <class Found>
+void Coincidences::registerTag(std::uint32_t slot, timestamp_t time, Found found) {
+  last_[slot] = time;  // stamp() reads the group's tags including this one
+  for (std::uint32_t g : groups_of_slot_[slot]) {
+    const Group& group = groups_[g];
+    const bool complete = std::all_of(group.slots.begin(), group.slots.end(), [&](auto other) {
+      return other == slot || (last_[other] != kNeverSeen && time - last_[other] <= window_);
+    });
+    if (complete) found(group.output_index, stamp(group, time));
+  }
+}
+
 void Coincidences::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {
   if (selected_.size() < time_tags.size()) selected_.resize(time_tags.size());
   const std::size_t count = index_.select(time_tags, selected_.data());
   for (std::size_t i = 0; i < count; ++i) {
-    const auto [slot, time] = selected_[i];
-    for (std::uint32_t g : groups_of_slot_[slot]) {
-      const Group& group = groups_[g];
-      const bool complete = std::all_of(group.slots.begin(), group.slots.end(), [&](auto other) {
-        return other == slot || (last_[other] != kNeverSeen && time - last_[other] <= window_);
-      });
-      if (!complete) continue;
-      last_[slot] = time;  // stamp() reads the group's tags including this one
-      emitted.push_back(
-          Tag{TagType::TimeTag, 0, 0, outputChannel(group.output_index), stamp(group, time)});
-    }
-    last_[slot] = time;
+    registerTag(selected_[i].slot, selected_[i].time, [&](channel_t output, timestamp_t time) {
+      emitted.push_back(Tag{TagType::TimeTag, 0, 0, outputChannel(output), time});
+    });
   }
 }
 
-// One group stamped Last: every coincidence is at the completing tag, so the output can be
-// written in the same pass as the copy of the input.
 std::size_t Coincidences::transcribeRoom(const TagBlock& block) const {
-  if (groups_.size() != 1 || timestamp_ != CoincidenceTimestamp::Last) return 0;
   return 2 * block.tags.size() + 1;
 }
 
+// One pass. A coincidence needs a tag of another channel of its group within the window, so a
+// tag can only complete one when the last tag of any group channel is that recent; that test
+// is branch-free, and only the few tags that pass it evaluate their groups. Gives up, with the
+// state as it was, in the rare block that completes more coincidences than it has tags.
 Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
-  const channel_t output = outputChannel();
-  InlineWriter writer(out, output);
-  const std::uint32_t discard = index_.discardSlot();
-  const std::vector<std::uint32_t>& slots = groups_.front().slots;
-  const timestamp_t window = window_;
-  timestamp_t* const last = last_.data();
-  if (slots.size() == 2) {
-    // A pair: both last times live in registers and are updated by selection, so neither a
-    // found coincidence nor a tag of another channel costs a branch. Unsigned distances: a
-    // partner never seen (the smallest time) gives a huge distance, not an overflow.
-    std::uint64_t last0 = static_cast<std::uint64_t>(last[0]);
-    std::uint64_t last1 = static_cast<std::uint64_t>(last[1]);
-    const auto width = static_cast<std::uint64_t>(window);
-    const ChannelIndex::Lookup slot_of = index_.lookup();
-    for (const Tag& tag : block.tags) {
-      prefetchAhead(&tag);
-      writer.copy(tag);
-      const std::uint32_t slot = slot_of(tag.channel);
-      const auto time = static_cast<std::uint64_t>(tag.time);
-      const std::uint64_t is0 = flagIfEqual(slot, 0);
-      const std::uint64_t is1 = flagIfEqual(slot, 1);
-      const std::uint64_t partner = selectByFlag(is0, last1, last0);
-      writer.generateIf(((is0 | is1) != 0) & (time - partner <= width), output);
-      last0 = selectByFlag(is0, time, last0);
-      last1 = selectByFlag(is1, time, last1);
-    }
-    last[0] = static_cast<timestamp_t>(last0);
-    last[1] = static_cast<timestamp_t>(last1);
-    return writer.finish();
+  if (groups_.size() == 1 && groups_[0].slots.size() == 2 &&
+      timestamp_ == CoincidenceTimestamp::Last) {
+    return transcribePair(block, out);
   }
+  const channel_t first_output = outputChannel(0);
+  InlineWriter writer(out, first_output, groups_.size());
+  const ChannelIndex::Lookup slot_of = index_.lookup();
+  const std::uint32_t discard = index_.discardSlot();
+  const auto width = static_cast<std::uint64_t>(window_);
+  timestamp_t* const last = last_.data();
+  last_before_block_ = last_;
+  std::size_t found_in_block = 0;
+  // Unsigned: from a channel never seen (the smallest time) the distance is huge, not negative.
+  std::uint64_t latest =
+      static_cast<std::uint64_t>(*std::max_element(last_.begin(), last_.end() - 1));
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
     writer.copy(tag);
-    const std::uint32_t slot = index_.slot(tag.channel);
-    if (slot == discard) continue;
-    const bool complete = std::all_of(slots.begin(), slots.end(), [&](std::uint32_t other) {
-      return other == slot || (last[other] != kNeverSeen && tag.time - last[other] <= window);
+    const std::uint32_t slot = slot_of(tag.channel);
+    const auto time = static_cast<std::uint64_t>(tag.time);
+    const std::uint64_t member = flagIfEqual(slot, discard) ^ 1;
+    const std::uint64_t recent = member & opaqueFlag(time - latest <= width);
+    latest = selectByFlag(member, time, latest);
+    last[slot] = tag.time;  // the discard slot's entry absorbs other channels
+    if (recent == 0) continue;
+    found_.clear();
+    registerTag(slot, tag.time, [this](channel_t output, timestamp_t stamped) {
+      found_.push_back(Tag{TagType::TimeTag, 0, 0, output, stamped});
     });
-    writer.generateIf(complete, output);
-    last[slot] = tag.time;
+    found_in_block += found_.size();
+    if (found_in_block > block.tags.size()) [[unlikely]] {
+      last_ = last_before_block_;
+      return nullptr;
+    }
+    for (const Tag& found : found_) {
+      const channel_t channel = first_output + found.channel;
+      const timestamp_t placed = std::max(found.time, block.begin_time);  // see VirtualChannel
+      if (placed == tag.time) {
+        writer.generateIf(true, channel);
+      } else {
+        writer.insertEarlier(Tag{TagType::TimeTag, 0, 0, channel, placed});
+      }
+    }
   }
+  return writer.finish();
+}
+
+// A pair stamped Last, the common case, without a branch: slots 0 and 1 are the pair (each
+// the other's partner, slot ^ 1), slot 2 the discard slot, whose partner entry 3 is never set.
+Tag* Coincidences::transcribePair(const TagBlock& block, Tag* out) {
+  const channel_t output = outputChannel(0);
+  InlineWriter writer(out, output);
+  const ChannelIndex::Lookup slot_of = index_.lookup();
+  const auto width = static_cast<std::uint64_t>(window_);
+  // Unsigned: from a partner never seen (the smallest time) the distance is huge.
+  std::uint64_t last[4] = {
+      static_cast<std::uint64_t>(last_[0]), static_cast<std::uint64_t>(last_[1]),
+      static_cast<std::uint64_t>(kNeverSeen), static_cast<std::uint64_t>(kNeverSeen)};
+  for (const Tag& tag : block.tags) {
+    prefetchAhead(&tag);
+    writer.copy(tag);
+    const std::uint32_t slot = slot_of(tag.channel);
+    const auto time = static_cast<std::uint64_t>(tag.time);
+    writer.generateIf(time - last[slot ^ 1] <= width, output);
+    last[slot] = time;
+  }
+  last_[0] = static_cast<timestamp_t>(last[0]);
+  last_[1] = static_cast<timestamp_t>(last[1]);
   return writer.finish();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "tagflow/core/branch_free.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
@@ -51,7 +52,7 @@ ConstantFractionDiscriminator::ConstantFractionDiscriminator(std::string name,
                                 "ConstantFractionDiscriminator '" + this->name() + "'")),
       search_window_(search_window),
       edges_(bothEdges(channels_), "ConstantFractionDiscriminator '" + this->name() + "'"),
-      rising_(channels_.size()) {
+      pulses_(channels_.size() + 1) {
   const std::string label = "ConstantFractionDiscriminator '" + this->name() + "'";
   if (search_window <= 0) {
     throw InvalidArgument(label + ": search_window " + std::to_string(search_window) +
@@ -63,27 +64,96 @@ std::vector<channel_t> ConstantFractionDiscriminator::inputChannels() const {
   return edges_.channels();
 }
 
+bool ConstantFractionDiscriminator::endsPulse(std::uint32_t slot, timestamp_t time,
+                                              timestamp_t& mean) {
+  Pulse& pulse = pulses_[slot / 2];
+  if (slot % 2 == 0) {
+    pulse = Pulse{time, 1};
+    return false;
+  }
+  if (pulse.open == 0) return false;
+  pulse.open = 0;
+  const timestamp_t width = time - pulse.start;
+  if (width > search_window_) return false;
+  mean = pulse.start + width / 2;
+  return true;
+}
+
 void ConstantFractionDiscriminator::consume(std::span<const Tag> time_tags,
                                             std::vector<Tag>& emitted) {
   if (selected_.size() < time_tags.size()) selected_.resize(time_tags.size());
   const std::size_t count = edges_.select(time_tags, selected_.data());
   for (std::size_t k = 0; k < count; ++k) {
-    const auto [slot, time] = selected_[k];
-    const std::size_t i = slot / 2;
-    if (slot % 2 == 0) {
-      rising_[i] = time;
-    } else if (rising_[i]) {
-      const timestamp_t width = time - *rising_[i];
-      if (width <= search_window_) {
-        emitted.push_back(Tag{TagType::TimeTag, 0, 0, outputChannel(i), *rising_[i] + width / 2});
-      }
-      rising_[i].reset();
+    const auto [slot, position, time] = selected_[k];
+    timestamp_t mean = 0;
+    if (endsPulse(slot, time, mean)) {
+      emitted.push_back(Tag{TagType::TimeTag, 0, 0, outputChannel(slot / 2), mean});
     }
   }
 }
 
+// One pass, branch-free in the common case: at every tag the candidate mean time of a pulse
+// ending there is stored, then the tag itself, after the candidate when the tag does end a
+// pulse and over it otherwise. A mean belongs before the falling edge and after every earlier
+// tag at or before its time; only when an earlier tag is later than the mean (a tag inside the
+// pulse, or the pulse begun before the block) or the mean is not before the edge (a pulse of
+// zero width) does a branch put it in place by hand. `pulse_of(i)` is the state of channel i;
+// for the discard slot (i = number of channels) any state will do: its tags change nothing.
+template <class PulseOf>
+Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* out,
+                                                   PulseOf pulse_of) {
+  const ChannelIndex::Lookup slot_of = edges_.lookup();
+  const auto discard = static_cast<std::uint32_t>(edges_.discardSlot());
+  const channel_t first_output = outputChannel(0);
+  const timestamp_t window = search_window_;
+  Tag* const begin = out;
+  bool misplaced = false;
+  timestamp_t previous = block.begin_time;  // of the last tag out; a mean before it is moved
+  for (const Tag& tag : block.tags) {
+    prefetchAhead(&tag);
+    const std::uint32_t slot = slot_of(tag.channel);
+    const std::uint32_t i = slot >> 1;
+    const std::uint64_t falling = slot & 1;  // the discard slot 2n is even
+    const std::uint64_t rising = (falling ^ 1) & (flagIfEqual(slot, discard) ^ 1);
+    Pulse& pulse = pulse_of(i);
+    const timestamp_t width = tag.time - pulse.start;
+    const timestamp_t mean = pulse.start + width / 2;
+    const std::uint64_t ends = falling & pulse.open & (width <= window ? 1 : 0);
+    pulse.open = rising | (pulse.open & (falling ^ 1));
+    pulse.start = selectByFlag(rising, tag.time, pulse.start);
+    const channel_t output = static_cast<channel_t>(first_output + static_cast<channel_t>(i));
+    const std::uint64_t awkward = opaqueFlag(previous > mean) | opaqueFlag(mean >= tag.time);
+    if ((ends & awkward) != 0) [[unlikely]] {
+      const timestamp_t placed = std::max(mean, block.begin_time);  // see the class comment
+      *out++ = tag;
+      out = insertByTime(begin, out, Tag{TagType::TimeTag, 0, 0, output, placed});
+      previous = out[-1].time;
+      misplaced |= placed == tag.time;  // input tags of this time may follow
+      continue;
+    }
+    storeTimeTag(out, output, mean);
+    out += ends;
+    *out++ = tag;
+    previous = tag.time;
+  }
+  if (misplaced) placeGeneratedAfterInput(begin, out, first_output, channels_.size());
+  return out;
+}
+
+// One channel keeps its pulse in registers; several index theirs.
+Tag* ConstantFractionDiscriminator::transcribe(const TagBlock& block, Tag* out) {
+  if (channels_.size() == 1) {
+    Pulse pulse = pulses_[0];
+    Tag* const end = transcribeWith(block, out, [&](std::uint32_t) -> Pulse& { return pulse; });
+    pulses_[0] = pulse;
+    return end;
+  }
+  Pulse* const pulses = pulses_.data();
+  return transcribeWith(block, out, [pulses](std::uint32_t i) -> Pulse& { return pulses[i]; });
+}
+
 void ConstantFractionDiscriminator::forgetHistory() {
-  std::fill(rising_.begin(), rising_.end(), std::nullopt);
+  std::fill(pulses_.begin(), pulses_.end(), Pulse{});
 }
 
 }  // namespace tagflow

@@ -50,11 +50,12 @@ std::size_t ChannelIndex::select(std::span<const Tag> tags, SelectedTag* out) co
   const auto smallest = static_cast<std::uint32_t>(smallest_);
   const auto discard = discard_slot_;
   std::size_t count = 0;
-  for (const Tag& tag : tags) {
+  for (std::size_t i = 0; i < tags.size(); ++i) {
+    const Tag& tag = tags[i];
     prefetchAhead(&tag);
     const std::uint32_t offset = static_cast<std::uint32_t>(tag.channel) - smallest;
     const std::uint32_t slot = offset < table_size ? table[offset] : discard;
-    out[count] = SelectedTag{slot, tag.time};
+    out[count] = SelectedTag{slot, static_cast<std::uint32_t>(i), tag.time};
     count += slot != discard ? 1 : 0;
   }
   return count;

@@ -57,15 +57,24 @@ void VirtualChannel::process(const TagBlock& in, BlockBuffer& out) {
   const std::size_t room = in.special.empty() && !in_overflow_ ? transcribeRoom(in) : 0;
   if (room != 0 && room <= kMaxTranscribeRoom * in.tags.size()) {
     if (out.storage.size() < room) out.storage.resize(room);
-    const Tag* end = transcribe(in, out.storage.data());
-    out.begin_time = in.begin_time;
-    out.end_time = in.end_time;
-    out.special.clear();
-    out.tags = std::span<const Tag>(out.storage.data(), end);
-    return;
+    if (const Tag* end = transcribe(in, out.storage.data())) {
+      out.begin_time = in.begin_time;
+      out.end_time = in.end_time;
+      out.special.clear();
+      out.tags = std::span<const Tag>(out.storage.data(), end);
+      return;
+    }
   }
   generate(in);
   merge(in, out);
+}
+
+Tag* VirtualChannel::insertByTime(Tag* begin, Tag* end, const Tag& tag) {
+  Tag* place = end;
+  while (place != begin && place[-1].time > tag.time) --place;
+  std::copy_backward(place, end, end + 1);
+  *place = tag;
+  return end + 1;
 }
 
 void VirtualChannel::generate(const TagBlock& in) {
@@ -115,9 +124,8 @@ void VirtualChannel::generate(const TagBlock& in) {
 }
 
 // Moves the generated tags of each run of equal times behind the run's input tags.
-void VirtualChannel::InlineWriter::placeGeneratedAfterInput(Tag* begin, Tag* end,
-                                                            channel_t first_output,
-                                                            std::size_t outputs) {
+void VirtualChannel::placeGeneratedAfterInput(Tag* begin, Tag* end, channel_t first_output,
+                                              std::size_t outputs) {
   const auto input = [&](const Tag& tag) {
     return static_cast<std::uint64_t>(std::int64_t{tag.channel} - first_output) >= outputs;
   };

@@ -50,6 +50,11 @@ class Coincidences : public VirtualChannel {
   };
 
   timestamp_t stamp(const Group& group, timestamp_t now) const;
+  Tag* transcribePair(const TagBlock& block, Tag* out);
+  // Records a tag of `slot` at `time` and evaluates the groups it belongs to: calls
+  // found(group index, output time) for each one it completes, in group order.
+  template <class Found>
+  void registerTag(std::uint32_t slot, timestamp_t time, Found found);
 
   timestamp_t window_;
   CoincidenceTimestamp timestamp_;
@@ -58,6 +63,8 @@ class Coincidences : public VirtualChannel {
   std::vector<std::vector<std::uint32_t>> groups_of_slot_;  // per slot, the groups using it
   std::vector<timestamp_t> last_;                           // per slot, plus the discard slot
   std::vector<SelectedTag> selected_;                       // scratch, only grows
+  std::vector<Tag> found_;                      // scratch of transcribe(): coincidences of one tag
+  std::vector<timestamp_t> last_before_block_;  // what transcribe() restores when it gives up
 };
 
 class Coincidence : public Coincidences {

@@ -7,7 +7,6 @@
 // straddles the boundary; the shift is below search_window / 2).
 #pragma once
 
-#include <optional>
 #include <vector>
 
 #include "tagflow/core/channel_index.hpp"
@@ -23,15 +22,30 @@ class ConstantFractionDiscriminator : public VirtualChannel {
   std::vector<channel_t> inputChannels() const override;
 
  protected:
+  std::size_t transcribeRoom(const TagBlock& block) const override {
+    return 2 * block.tags.size() + 2;
+  }
+  Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
   void forgetHistory() override;
 
  private:
+  struct Pulse {
+    timestamp_t start = 0;
+    std::uint64_t open = 0;  // 1 while a rising edge waits for its falling edge
+  };
+
+  // Reads one selected edge; true when it ends a pulse within the search window, whose mean
+  // time is then in `mean`.
+  bool endsPulse(std::uint32_t slot, timestamp_t time, timestamp_t& mean);
+  template <class PulseOf>
+  Tag* transcribeWith(const TagBlock& block, Tag* out, PulseOf pulse_of);
+
   std::vector<channel_t> channels_;
   timestamp_t search_window_;
-  ChannelIndex edges_;  // slot 2i: rising edge of channels_[i], 2i + 1: its falling edge
-  std::vector<std::optional<timestamp_t>> rising_;  // per channel, an open pulse
-  std::vector<SelectedTag> selected_;               // only grows
+  ChannelIndex edges_;         // slot 2i: rising edge of channels_[i], 2i + 1: its falling edge
+  std::vector<Pulse> pulses_;  // per channel, and one never opened for the discard slot
+  std::vector<SelectedTag> selected_;  // only grows
 };
 
 }  // namespace tagflow

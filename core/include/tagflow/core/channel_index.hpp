@@ -17,6 +17,7 @@ namespace tagflow {
 // A tag of an indexed channel, reduced to what a loop over the selection needs.
 struct SelectedTag {
   std::uint32_t slot;
+  std::uint32_t position;  // index in the span given to select()
   timestamp_t time;
 };
 

@@ -67,6 +67,14 @@ class VirtualChannel {
   void process(const TagBlock& in, BlockBuffer& out);
 
  protected:
+  // Stores a TimeTag with two 8-byte stores (constructing a Tag field by field takes three).
+  static void storeTimeTag(Tag* at, channel_t channel, timestamp_t time) {
+    const std::uint64_t header = std::uint64_t{static_cast<std::uint32_t>(channel)} << 32;
+    char* const bytes = reinterpret_cast<char*>(at);
+    std::memcpy(bytes, &header, sizeof header);  // TimeTag, no missed events, the channel
+    std::memcpy(bytes + offsetof(Tag, time), &time, sizeof time);
+  }
+
   // Writes the input and the generated tags to `out` in one pass, branch-free: a candidate is
   // stored after the input tag that causes it, at that tag's time, and kept only when the
   // condition holds, so an unpredictable condition costs no misprediction. A generated tag
@@ -87,14 +95,14 @@ class VirtualChannel {
     }
     // A tag on `channel` at the time of the tag copied last, if `condition`.
     void generateIf(bool condition, channel_t channel) {
-      const std::uint64_t header = static_cast<std::uint32_t>(channel) * (std::uint64_t{1} << 32);
-      char* const candidate = reinterpret_cast<char*>(out_);
-      std::memcpy(candidate, &header, sizeof header);  // TimeTag, no missed events, the channel
-      std::memcpy(candidate + offsetof(Tag, time), &time_, sizeof time_);
+      storeTimeTag(out_, channel, time_);
       const std::uint64_t keep = opaqueFlag(condition);
       out_ += keep;
       generated_ |= keep;
     }
+    // A tag found now whose time is before the input tag copied last (a look-back time): put
+    // in place among the tags written so far.
+    void insertEarlier(const Tag& tag) { out_ = insertByTime(begin_, out_, tag); }
     // A tag owed from earlier, due before the next input tag (its time is earlier).
     void emit(timestamp_t time, channel_t channel) {
       *out_++ = Tag{TagType::TimeTag, 0, 0, channel, time};
@@ -106,10 +114,6 @@ class VirtualChannel {
     }
 
    private:
-    // Inline members keep the writer in registers; this rare repair is out of line.
-    static void placeGeneratedAfterInput(Tag* begin, Tag* end, channel_t first_output,
-                                         std::size_t outputs);
-
     Tag* begin_;
     Tag* out_;
     channel_t first_output_;
@@ -122,8 +126,18 @@ class VirtualChannel {
   // one pass and returns the end of the output. transcribeRoom() bounds how many tags it may
   // write for `block`, counting the candidate an InlineWriter stores past its end; 0 means no
   // fast path for this block, and so does a bound above kMaxTranscribeRoom tags per input tag
-  // (the output storage would grow too large): the general path runs instead.
+  // (the output storage would grow too large): the general path runs instead. transcribe()
+  // may also give up with nullptr, having left the channel's state as it found it.
   static constexpr std::size_t kMaxTranscribeRoom = 3;
+  // Moves the generated tags (on channels first_output .. first_output + outputs - 1) of each
+  // run of equal times in [begin, end) behind the run's input tags: the repair of a fast path
+  // that wrote a generated tag before an input tag of its time.
+  static void placeGeneratedAfterInput(Tag* begin, Tag* end, channel_t first_output,
+                                       std::size_t outputs);
+  // For a fast path that finds a tag after writing later ones (a look-back time): inserts `tag`
+  // into the output written so far, [begin, end), after every tag at or before its time;
+  // returns the new end.
+  static Tag* insertByTime(Tag* begin, Tag* end, const Tag& tag);
   virtual std::size_t transcribeRoom(const TagBlock& /*block*/) const { return 0; }
   virtual Tag* transcribe(const TagBlock& /*block*/, Tag* out) { return out; }
 
