@@ -110,6 +110,24 @@ Coincidences::Coincidences(std::string kind, std::string name,
     groups_.push_back(std::move(group));
   }
   last_.assign(index_.size() + 1, kNeverSeen);
+  if (timestamp_ == CoincidenceTimestamp::Last &&
+      std::all_of(groups_.begin(), groups_.end(),
+                  [](const Group& group) { return group.slots.size() == 2; })) {
+    for (const auto& of_slot : groups_of_slot_) {
+      groups_per_slot_ = std::max(groups_per_slot_, of_slot.size());
+    }
+    // The entry past the discard slot is never written: the partner of padding entries.
+    const auto never = static_cast<std::uint32_t>(index_.size() + 1);
+    partners_.assign(groups_of_slot_.size() * groups_per_slot_, Partner{never, 0});
+    for (std::uint32_t slot = 0; slot < groups_of_slot_.size(); ++slot) {
+      for (std::size_t k = 0; k < groups_of_slot_[slot].size(); ++k) {
+        const Group& group = groups_[groups_of_slot_[slot][k]];
+        const std::uint32_t other = group.slots[0] == slot ? group.slots[1] : group.slots[0];
+        partners_[slot * groups_per_slot_ + k] = Partner{other, group.output_index};
+      }
+    }
+    pair_last_.assign(index_.size() + 2, static_cast<std::uint64_t>(kNeverSeen));
+  }
 }
 
 template <class Found>
@@ -143,9 +161,15 @@ std::size_t Coincidences::transcribeRoom(const TagBlock& block) const {
 // is branch-free, and only the few tags that pass it evaluate their groups. Gives up, with the
 // state as it was, in the rare block that completes more coincidences than it has tags.
 Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
-  if (groups_.size() == 1 && groups_[0].slots.size() == 2 &&
-      timestamp_ == CoincidenceTimestamp::Last) {
-    return transcribePair(block, out);
+  switch (partners_.empty() ? 0 : groups_per_slot_) {
+    case 1:
+      return transcribePairs<1>(block, out);
+    case 2:
+      return transcribePairs<2>(block, out);
+    case 3:
+      return transcribePairs<3>(block, out);
+    default:
+      break;
   }
   const channel_t first_output = outputChannel(0);
   InlineWriter writer(out, first_output, groups_.size());
@@ -190,27 +214,35 @@ Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
   return writer.finish();
 }
 
-// A pair stamped Last, the common case, without a branch: slots 0 and 1 are the pair (each
-// the other's partner, slot ^ 1), slot 2 the discard slot, whose partner entry 3 is never set.
-Tag* Coincidences::transcribePair(const TagBlock& block, Tag* out) {
-  const channel_t output = outputChannel(0);
-  InlineWriter writer(out, output);
+// Groups of two channels stamped Last, the common case, without a branch: each tag is tested
+// against the last tag of its partner in each of its groups (padded to the same number of
+// groups, kGroupsPerSlot, for every slot with a partner never seen).
+template <std::size_t kGroupsPerSlot>
+Tag* Coincidences::transcribePairs(const TagBlock& block, Tag* out) {
+  const channel_t first_output = outputChannel(0);
+  InlineWriter writer(out, first_output, groups_.size());
   const ChannelIndex::Lookup slot_of = index_.lookup();
   const auto width = static_cast<std::uint64_t>(window_);
+  const Partner* const partners = partners_.data();
   // Unsigned: from a partner never seen (the smallest time) the distance is huge.
-  std::uint64_t last[4] = {
-      static_cast<std::uint64_t>(last_[0]), static_cast<std::uint64_t>(last_[1]),
-      static_cast<std::uint64_t>(kNeverSeen), static_cast<std::uint64_t>(kNeverSeen)};
+  std::uint64_t* const last = pair_last_.data();
+  for (std::size_t slot = 0; slot < last_.size(); ++slot) {
+    last[slot] = static_cast<std::uint64_t>(last_[slot]);
+  }
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
     writer.copy(tag);
     const std::uint32_t slot = slot_of(tag.channel);
     const auto time = static_cast<std::uint64_t>(tag.time);
-    writer.generateIf(time - last[slot ^ 1] <= width, output);
+    const Partner* const partner = partners + slot * kGroupsPerSlot;
+    for (std::size_t k = 0; k < kGroupsPerSlot; ++k) {
+      writer.generateIf(time - last[partner[k].slot] <= width, first_output + partner[k].output);
+    }
     last[slot] = time;
   }
-  last_[0] = static_cast<timestamp_t>(last[0]);
-  last_[1] = static_cast<timestamp_t>(last[1]);
+  for (std::size_t slot = 0; slot < last_.size(); ++slot) {
+    last_[slot] = static_cast<timestamp_t>(last[slot]);
+  }
   return writer.finish();
 }
 

@@ -50,7 +50,8 @@ class Coincidences : public VirtualChannel {
   };
 
   timestamp_t stamp(const Group& group, timestamp_t now) const;
-  Tag* transcribePair(const TagBlock& block, Tag* out);
+  template <std::size_t kGroupsPerSlot>
+  Tag* transcribePairs(const TagBlock& block, Tag* out);
   // Records a tag of `slot` at `time` and evaluates the groups it belongs to: calls
   // found(group index, output time) for each one it completes, in group order.
   template <class Found>
@@ -63,6 +64,15 @@ class Coincidences : public VirtualChannel {
   std::vector<std::vector<std::uint32_t>> groups_of_slot_;  // per slot, the groups using it
   std::vector<timestamp_t> last_;                           // per slot, plus the discard slot
   std::vector<SelectedTag> selected_;                       // scratch, only grows
+  // Groups of two channels only, stamped Last: per slot, its partner in each of its groups
+  // (padded to groups_per_slot_), for transcribePairs().
+  struct Partner {
+    std::uint32_t slot;
+    channel_t output;
+  };
+  std::vector<Partner> partners_;
+  std::size_t groups_per_slot_ = 0;
+  std::vector<std::uint64_t> pair_last_;        // per slot, plus a partner never seen
   std::vector<Tag> found_;                      // scratch of transcribe(): coincidences of one tag
   std::vector<timestamp_t> last_before_block_;  // what transcribe() restores when it gives up
 };
