@@ -97,13 +97,12 @@ void ConstantFractionDiscriminator::consume(std::span<const Tag> time_tags,
 // pulse and over it otherwise. A mean belongs before the falling edge and after every earlier
 // tag at or before its time; only when an earlier tag is later than the mean (a tag inside the
 // pulse, or the pulse begun before the block) or the mean is not before the edge (a pulse of
-// zero width) does a branch put it in place by hand. `pulse_of(i)` is the state of channel i;
-// for the discard slot (i = number of channels) any state will do: its tags change nothing.
-template <class PulseOf>
-Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* out,
+// zero width) does a branch put it in place by hand. `edge_of(channel)` says which input the
+// tag belongs to and whether it is its rising or falling edge (neither for other channels);
+// `pulse_of(i)` is the state of input i, any state for other channels (they change nothing).
+template <class EdgeOf, class PulseOf>
+Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* out, EdgeOf edge_of,
                                                    PulseOf pulse_of) {
-  const ChannelIndex::Lookup slot_of = edges_.lookup();
-  const auto discard = static_cast<std::uint32_t>(edges_.discardSlot());
   const channel_t first_output = outputChannel(0);
   const timestamp_t window = search_window_;
   Tag* const begin = out;
@@ -111,17 +110,14 @@ Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* o
   timestamp_t previous = block.begin_time;  // of the last tag out; a mean before it is moved
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
-    const std::uint32_t slot = slot_of(tag.channel);
-    const std::uint32_t i = slot >> 1;
-    const std::uint64_t falling = slot & 1;  // the discard slot 2n is even
-    const std::uint64_t rising = (falling ^ 1) & (flagIfEqual(slot, discard) ^ 1);
-    Pulse& pulse = pulse_of(i);
+    const Edge edge = edge_of(tag.channel);
+    Pulse& pulse = pulse_of(edge.input);
     const timestamp_t width = tag.time - pulse.start;
-    const timestamp_t mean = pulse.start + width / 2;
-    const std::uint64_t ends = falling & pulse.open & (width <= window ? 1 : 0);
-    pulse.open = rising | (pulse.open & (falling ^ 1));
-    pulse.start = selectByFlag(rising, tag.time, pulse.start);
-    const channel_t output = static_cast<channel_t>(first_output + static_cast<channel_t>(i));
+    const timestamp_t mean = pulse.start + (width >> 1);  // width >= 0 where it counts
+    const std::uint64_t ends = edge.falling & pulse.open & (width <= window ? 1 : 0);
+    pulse.open = edge.rising | (pulse.open & (edge.falling ^ 1));
+    pulse.start = selectByFlag(edge.rising, tag.time, pulse.start);
+    const channel_t output = first_output + static_cast<channel_t>(edge.input);
     const std::uint64_t awkward = opaqueFlag(previous > mean) | opaqueFlag(mean >= tag.time);
     if ((ends & awkward) != 0) [[unlikely]] {
       const timestamp_t placed = std::max(mean, block.begin_time);  // see the class comment
@@ -140,16 +136,34 @@ Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* o
   return out;
 }
 
-// One channel keeps its pulse in registers; several index theirs.
+// One input compares channels directly and keeps its pulse in registers; several look their
+// edges up and index their pulses.
 Tag* ConstantFractionDiscriminator::transcribe(const TagBlock& block, Tag* out) {
   if (channels_.size() == 1) {
+    const auto rising = static_cast<std::uint32_t>(channels_[0]);
+    const auto falling = static_cast<std::uint32_t>(-channels_[0]);
     Pulse pulse = pulses_[0];
-    Tag* const end = transcribeWith(block, out, [&](std::uint32_t) -> Pulse& { return pulse; });
+    Tag* const end = transcribeWith(
+        block, out,
+        [=](channel_t channel) {
+          const auto code = static_cast<std::uint32_t>(channel);
+          return Edge{0, flagIfEqual(code, rising), flagIfEqual(code, falling)};
+        },
+        [&](std::uint32_t) -> Pulse& { return pulse; });
     pulses_[0] = pulse;
     return end;
   }
+  const ChannelIndex::Lookup slot_of = edges_.lookup();
+  const auto discard = static_cast<std::uint32_t>(edges_.discardSlot());
   Pulse* const pulses = pulses_.data();
-  return transcribeWith(block, out, [pulses](std::uint32_t i) -> Pulse& { return pulses[i]; });
+  return transcribeWith(
+      block, out,
+      [=](channel_t channel) {
+        const std::uint32_t slot = slot_of(channel);
+        const std::uint64_t falling = slot & 1;  // the discard slot 2n is even
+        return Edge{slot >> 1, (falling ^ 1) & (flagIfEqual(slot, discard) ^ 1), falling};
+      },
+      [pulses](std::uint32_t i) -> Pulse& { return pulses[i]; });
 }
 
 void ConstantFractionDiscriminator::forgetHistory() {

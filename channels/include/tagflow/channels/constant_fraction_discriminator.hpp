@@ -35,11 +35,17 @@ class ConstantFractionDiscriminator : public VirtualChannel {
     std::uint64_t open = 0;  // 1 while a rising edge waits for its falling edge
   };
 
+  struct Edge {
+    std::uint32_t input;  // index in channels_ (channels_.size() for other channels)
+    std::uint64_t rising;
+    std::uint64_t falling;
+  };
+
   // Reads one selected edge; true when it ends a pulse within the search window, whose mean
   // time is then in `mean`.
   bool endsPulse(std::uint32_t slot, timestamp_t time, timestamp_t& mean);
-  template <class PulseOf>
-  Tag* transcribeWith(const TagBlock& block, Tag* out, PulseOf pulse_of);
+  template <class EdgeOf, class PulseOf>
+  Tag* transcribeWith(const TagBlock& block, Tag* out, EdgeOf edge_of, PulseOf pulse_of);
 
   std::vector<channel_t> channels_;
   timestamp_t search_window_;
