@@ -84,7 +84,7 @@ void ConstantFractionDiscriminator::consume(std::span<const Tag> time_tags,
   if (selected_.size() < time_tags.size()) selected_.resize(time_tags.size());
   const std::size_t count = edges_.select(time_tags, selected_.data());
   for (std::size_t k = 0; k < count; ++k) {
-    const auto [slot, position, time] = selected_[k];
+    const auto [slot, time] = selected_[k];
     timestamp_t mean = 0;
     if (endsPulse(slot, time, mean)) {
       emitted.push_back(Tag{TagType::TimeTag, 0, 0, outputChannel(slot / 2), mean});

@@ -45,17 +45,13 @@ ChannelIndex::ChannelIndex(std::span<const channel_t> channels, std::string_view
 }
 
 std::size_t ChannelIndex::select(std::span<const Tag> tags, SelectedTag* out) const {
-  const std::uint16_t* const table = table_.data();
-  const auto table_size = static_cast<std::uint32_t>(table_.size());
-  const auto smallest = static_cast<std::uint32_t>(smallest_);
+  const Lookup slot_of = lookup();
   const auto discard = discard_slot_;
   std::size_t count = 0;
-  for (std::size_t i = 0; i < tags.size(); ++i) {
-    const Tag& tag = tags[i];
+  for (const Tag& tag : tags) {
     prefetchAhead(&tag);
-    const std::uint32_t offset = static_cast<std::uint32_t>(tag.channel) - smallest;
-    const std::uint32_t slot = offset < table_size ? table[offset] : discard;
-    out[count] = SelectedTag{slot, static_cast<std::uint32_t>(i), tag.time};
+    const std::uint32_t slot = slot_of(tag.channel);
+    out[count] = SelectedTag{slot, tag.time};
     count += slot != discard ? 1 : 0;
   }
   return count;
@@ -67,15 +63,7 @@ void ChannelIndex::countTags(std::span<const Tag> tags, std::uint64_t* counts) c
   std::uint64_t* const lane1 = lane0 + stride;
   std::uint64_t* const lane2 = lane1 + stride;
   std::uint64_t* const lane3 = lane2 + stride;
-  // Local copies: the compiler cannot prove the counter stores leave the members alone.
-  const std::uint16_t* const table = table_.data();
-  const auto table_size = static_cast<std::uint32_t>(table_.size());
-  const auto smallest = static_cast<std::uint32_t>(smallest_);
-  const auto discard = discard_slot_;
-  const auto lookup = [=](channel_t channel) {
-    const std::uint32_t offset = static_cast<std::uint32_t>(channel) - smallest;
-    return offset < table_size ? table[offset] : discard;
-  };
+  const Lookup lookup = this->lookup();
   const Tag* tag = tags.data();
   const Tag* const end = tag + tags.size();
   if (tags.size() < 64) {  // too short to repay merging the lanes

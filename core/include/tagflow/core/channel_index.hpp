@@ -17,7 +17,6 @@ namespace tagflow {
 // A tag of an indexed channel, reduced to what a loop over the selection needs.
 struct SelectedTag {
   std::uint32_t slot;
-  std::uint32_t position;  // index in the span given to select()
   timestamp_t time;
 };
 
@@ -51,11 +50,7 @@ class ChannelIndex {
   };
   Lookup lookup() const { return Lookup(*this); }
 
-  std::uint32_t slot(channel_t channel) const {
-    const std::uint32_t offset =
-        static_cast<std::uint32_t>(channel) - static_cast<std::uint32_t>(smallest_);
-    return offset < table_.size() ? table_[offset] : discard_slot_;
-  }
+  std::uint32_t slot(channel_t channel) const { return lookup()(channel); }
 
   // Adds the number of tags of each slot to counts[slot] (counts has size() + 1 entries, the
   // last one the discard slot). Four interleaved tables break the store-to-load dependency
