@@ -9,6 +9,18 @@ std::shared_ptr<const std::vector<Tag>> makeBenchStream(std::size_t count) {
   return makeSyntheticStream(count, demoChannels());
 }
 
+std::shared_ptr<const std::vector<Tag>> makePulseStream(std::size_t count) {
+  auto channels = demoChannels();
+  SyntheticChannel falling;
+  falling.kind = SyntheticChannel::Kind::Partner;
+  falling.channel = -1;
+  falling.partner_of = 1;
+  falling.delay_ps = 3000;
+  falling.jitter_ps = 50;
+  channels.push_back(falling);
+  return makeSyntheticStream(count, std::move(channels));
+}
+
 std::shared_ptr<const std::vector<Tag>> makeSyntheticStream(
     std::size_t count, std::vector<SyntheticChannel> channels) {
   SyntheticConfig config;

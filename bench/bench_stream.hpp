@@ -16,6 +16,9 @@ namespace tagflow::bench {
 
 // `count` tags of the demo stream (io/source_registry.cpp demoChannels), seed 1.
 std::shared_ptr<const std::vector<Tag>> makeBenchStream(std::size_t count);
+// `count` tags of the demo stream with channel 1's falling edge (channel -1) 3 ns after each
+// rising one: pulses for ConstantFractionDiscriminator.
+std::shared_ptr<const std::vector<Tag>> makePulseStream(std::size_t count);
 // `count` tags of a synthetic stream of `channels`, seed 1.
 std::shared_ptr<const std::vector<Tag>> makeSyntheticStream(std::size_t count,
                                                             std::vector<SyntheticChannel> channels);

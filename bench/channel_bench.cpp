@@ -70,19 +70,6 @@ std::vector<ChannelCase> channelCases() {
   };
 }
 
-// The demo stream with channel 1's falling edge (channel -1) 3 ns after each rising one.
-Stream makePulseStream(std::size_t count) {
-  auto channels = demoChannels();
-  SyntheticChannel falling;
-  falling.kind = SyntheticChannel::Kind::Partner;
-  falling.channel = -1;
-  falling.partner_of = 1;
-  falling.delay_ps = 3000;
-  falling.jitter_ps = 50;
-  channels.push_back(falling);
-  return makeSyntheticStream(count, std::move(channels));
-}
-
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();

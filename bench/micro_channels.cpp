@@ -1,7 +1,8 @@
 // Google Benchmark micro-benchmarks of the virtual channels: VirtualChannel::process() over
 // cache-sized blocks of the demo stream, called directly (no graph), so the figure is the
-// channel's own work: its loop over the input plus the merge into the output block. Compare
-// with BM_PlainScan. Items per second = input tags per second on one core.
+// channel's own work: its pass over the input into the output block. Compare
+// with BM_PlainScan. Items per second = input tags per second on one core. The
+// ConstantFractionDiscriminator reads the pulse stream (channel 1 with its falling edges).
 #include <benchmark/benchmark.h>
 
 #include <functional>
@@ -10,6 +11,7 @@
 #include "bench_stream.hpp"
 #include "tagflow/channels/coincidences.hpp"
 #include "tagflow/channels/combiner.hpp"
+#include "tagflow/channels/constant_fraction_discriminator.hpp"
 #include "tagflow/channels/delayed_channel.hpp"
 #include "tagflow/channels/event_generator.hpp"
 #include "tagflow/channels/frequency_multiplier.hpp"
@@ -21,28 +23,37 @@ namespace {
 constexpr std::size_t kTags = 1 << 22;
 constexpr std::size_t kPerBlock = 16384;
 
-// The demo stream cut into consecutive blocks that tile time.
+// A stream cut into consecutive blocks that tile time.
+std::vector<TagBlock> cutIntoBlocks(const std::vector<Tag>& tags) {
+  std::vector<TagBlock> cut;
+  for (std::size_t first = 0; first + kPerBlock < tags.size(); first += kPerBlock) {
+    const std::span<const Tag> span(tags.data() + first, kPerBlock);
+    cut.push_back(
+        TagBlock{span, {}, span.front().time, (span.data() + kPerBlock)->time, cut.size()});
+  }
+  return cut;
+}
+
 const std::vector<TagBlock>& demoBlocks() {
   static const auto tags = makeBenchStream(kTags);
-  static const auto blocks = [] {
-    std::vector<TagBlock> cut;
-    for (std::size_t first = 0; first + kPerBlock < tags->size(); first += kPerBlock) {
-      const std::span<const Tag> span(tags->data() + first, kPerBlock);
-      cut.push_back(
-          TagBlock{span, {}, span.front().time, (span.data() + kPerBlock)->time, cut.size()});
-    }
-    return cut;
-  }();
+  static const auto blocks = cutIntoBlocks(*tags);
   return blocks;
 }
 
-void runChannel(benchmark::State& state, VirtualChannel& channel) {
+const std::vector<TagBlock>& pulseBlocks() {
+  static const auto tags = makePulseStream(kTags);
+  static const auto blocks = cutIntoBlocks(*tags);
+  return blocks;
+}
+
+void runChannel(benchmark::State& state, VirtualChannel& channel,
+                const std::vector<TagBlock>& (*stream)() = demoBlocks) {
   channel.assignChannels(1000);
   channel.streamStarting();
   BlockBuffer out;
   std::size_t index = 0;
   for (auto _ : state) {
-    const auto& blocks = demoBlocks();
+    const auto& blocks = stream();
     if (index == blocks.size()) {  // time restarts at the stream's beginning
       index = 0;
       channel.streamStarting();
@@ -76,6 +87,18 @@ void BM_Coincidence(benchmark::State& state) {
   runChannel(state, channel);
 }
 BENCHMARK(BM_Coincidence);
+
+void BM_Coincidences(benchmark::State& state) {
+  Coincidences channel("coincidences", {{1, 2}, {1, 3}, {2, 3}}, 2000);
+  runChannel(state, channel);
+}
+BENCHMARK(BM_Coincidences);
+
+void BM_ConstantFractionDiscriminator(benchmark::State& state) {
+  ConstantFractionDiscriminator channel("cfd", {1}, 10'000);
+  runChannel(state, channel, pulseBlocks);
+}
+BENCHMARK(BM_ConstantFractionDiscriminator);
 
 void BM_FrequencyMultiplier(benchmark::State& state) {
   FrequencyMultiplier channel("multiplied", 3, state.range(0));
