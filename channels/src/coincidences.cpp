@@ -118,12 +118,12 @@ Coincidences::Coincidences(std::string kind, std::string name,
     }
     // The entry past the discard slot is never written: the partner of padding entries.
     const auto never = static_cast<std::uint32_t>(index_.size() + 1);
-    partners_.assign(groups_of_slot_.size() * groups_per_slot_, Partner{never, 0});
+    partners_.assign(groups_of_slot_.size() * groups_per_slot_, Partner{never, 0, 0});
     for (std::uint32_t slot = 0; slot < groups_of_slot_.size(); ++slot) {
       for (std::size_t k = 0; k < groups_of_slot_[slot].size(); ++k) {
         const Group& group = groups_[groups_of_slot_[slot][k]];
         const std::uint32_t other = group.slots[0] == slot ? group.slots[1] : group.slots[0];
-        partners_[slot * groups_per_slot_ + k] = Partner{other, group.output_index};
+        partners_[slot * groups_per_slot_ + k] = Partner{other, group.output_index, 0};
       }
     }
     pair_last_.assign(index_.size() + 2, static_cast<std::uint64_t>(kNeverSeen));
@@ -223,6 +223,7 @@ Tag* Coincidences::transcribePairs(const TagBlock& block, Tag* out) {
   InlineWriter writer(out, first_output, groups_.size());
   const ChannelIndex::Lookup slot_of = index_.lookup();
   const auto width = static_cast<std::uint64_t>(window_);
+  for (Partner& partner : partners_) partner.header = timeTagHeader(first_output + partner.output);
   const Partner* const partners = partners_.data();
   // Unsigned: from a partner never seen (the smallest time) the distance is huge.
   std::uint64_t* const last = pair_last_.data();
@@ -236,7 +237,7 @@ Tag* Coincidences::transcribePairs(const TagBlock& block, Tag* out) {
     const auto time = static_cast<std::uint64_t>(tag.time);
     const Partner* const partner = partners + slot * kGroupsPerSlot;
     for (std::size_t k = 0; k < kGroupsPerSlot; ++k) {
-      writer.generateIf(time - last[partner[k].slot] <= width, first_output + partner[k].output);
+      writer.generateIf(time - last[partner[k].slot] <= width, partner[k].header);
     }
     last[slot] = time;
   }

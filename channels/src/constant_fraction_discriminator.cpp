@@ -127,7 +127,7 @@ Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* o
       misplaced |= placed == tag.time;  // input tags of this time may follow
       continue;
     }
-    storeTimeTag(out, output, mean);
+    storeTimeTag(out, timeTagHeader(output), mean);
     out += ends;
     *out++ = tag;
     previous = tag.time;

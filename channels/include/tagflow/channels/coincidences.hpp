@@ -68,7 +68,8 @@ class Coincidences : public VirtualChannel {
   // (padded to groups_per_slot_), for transcribePairs().
   struct Partner {
     std::uint32_t slot;
-    channel_t output;
+    channel_t output;      // group index
+    std::uint64_t header;  // of a tag on the group's output channel, set at each block
   };
   std::vector<Partner> partners_;
   std::size_t groups_per_slot_ = 0;

@@ -67,11 +67,14 @@ class VirtualChannel {
   void process(const TagBlock& in, BlockBuffer& out);
 
  protected:
+  // The first 8 bytes of a TimeTag on `channel`: type, no missed events, the channel.
+  static std::uint64_t timeTagHeader(channel_t channel) {
+    return std::uint64_t{static_cast<std::uint32_t>(channel)} << 32;
+  }
   // Stores a TimeTag with two 8-byte stores (constructing a Tag field by field takes three).
-  static void storeTimeTag(Tag* at, channel_t channel, timestamp_t time) {
-    const std::uint64_t header = std::uint64_t{static_cast<std::uint32_t>(channel)} << 32;
+  static void storeTimeTag(Tag* at, std::uint64_t header, timestamp_t time) {
     char* const bytes = reinterpret_cast<char*>(at);
-    std::memcpy(bytes, &header, sizeof header);  // TimeTag, no missed events, the channel
+    std::memcpy(bytes, &header, sizeof header);
     std::memcpy(bytes + offsetof(Tag, time), &time, sizeof time);
   }
 
@@ -95,7 +98,11 @@ class VirtualChannel {
     }
     // A tag on `channel` at the time of the tag copied last, if `condition`.
     void generateIf(bool condition, channel_t channel) {
-      storeTimeTag(out_, channel, time_);
+      generateIf(condition, timeTagHeader(channel));
+    }
+    // The same with the channel given as its timeTagHeader().
+    void generateIf(bool condition, std::uint64_t header) {
+      storeTimeTag(out_, header, time_);
       const std::uint64_t keep = opaqueFlag(condition);
       out_ += keep;
       generated_ |= keep;
