@@ -64,6 +64,25 @@ void runChannel(benchmark::State& state, VirtualChannel& channel,
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kPerBlock));
 }
 
+// The floor of every channel that generates tags: the block copied to an output buffer.
+void BM_BlockCopy(benchmark::State& state) {
+  std::vector<Tag> out(kPerBlock);
+  std::size_t index = 0;
+  for (auto _ : state) {
+    const auto& blocks = demoBlocks();
+    if (index == blocks.size()) index = 0;
+    const std::span<const Tag> tags = blocks[index++].tags;
+    Tag* to = out.data();
+    for (const Tag& tag : tags) {
+      prefetchAhead(&tag);
+      *to++ = tag;
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kPerBlock));
+}
+BENCHMARK(BM_BlockCopy);
+
 void BM_DelayedChannel(benchmark::State& state) {
   DelayedChannel channel("delayed", 2, 1000);
   runChannel(state, channel);

@@ -43,7 +43,7 @@ void GatedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& emi
   for (const Tag& tag : time_tags) {
     prefetchAhead(&tag);
     out[end] = tag.time;
-    end += (tag.channel == input) & open ? 1 : 0;
+    end += ((tag.channel == input) & open) ? 1 : 0;
     open = (open | (tag.channel == start)) & (tag.channel != stop);
   }
   open_ = open;
