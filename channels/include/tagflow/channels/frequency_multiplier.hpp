@@ -21,17 +21,26 @@ class FrequencyMultiplier : public VirtualChannel {
   std::int64_t multiplier() const { return multiplier_; }
 
  protected:
+  std::size_t transcribeRoom(const TagBlock& block) const override;
+  Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
   void emitOwed(timestamp_t until, std::vector<Tag>& emitted) override;
   void forgetHistory() override { last_input_.reset(); }
   void dropOwed() override { owed_.clear(); }
 
  private:
+  // The one-pass path holds the predictions of a period in four registers.
+  static constexpr std::int64_t kLargestFastMultiplier = 5;
+
+  // At an input at `time`: its period's predictions replace those still owed.
+  void predictAfter(timestamp_t time);
+
   channel_t input_;
   std::int64_t multiplier_;
   std::optional<timestamp_t> last_input_;
-  std::vector<timestamp_t> owed_;    // ascending
-  std::vector<timestamp_t> inputs_;  // scratch: this run's input times (only grows)
+  std::vector<timestamp_t> owed_;               // ascending
+  std::vector<timestamp_t> owed_before_block_;  // what transcribe() restores when it gives up
+  std::vector<timestamp_t> inputs_;             // scratch: this run's input times (only grows)
 };
 
 }  // namespace tagflow

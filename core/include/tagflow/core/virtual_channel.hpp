@@ -110,6 +110,18 @@ class VirtualChannel {
     // A tag found now whose time is before the input tag copied last (a look-back time): put
     // in place among the tags written so far.
     void insertEarlier(const Tag& tag) { out_ = insertByTime(begin_, out_, tag); }
+    // The first `count` of `tags`, owed from earlier and due before the next input tag: two
+    // stored as candidates (`tags` must hold two), a third and more with a branch.
+    void emitFirst(const Tag* tags, std::uint64_t count) {
+      out_[0] = tags[0];
+      out_[1] = tags[1];
+      if (count > 2) [[unlikely]] {
+        for (std::uint64_t i = 2; i < count; ++i) out_[i] = tags[i];
+      }
+      out_ += count;
+    }
+    // The end of what is written so far.
+    const Tag* end() const { return out_; }
     // A tag owed from earlier, due before the next input tag (its time is earlier).
     void emit(timestamp_t time, channel_t channel) {
       *out_++ = Tag{TagType::TimeTag, 0, 0, channel, time};
