@@ -2,20 +2,21 @@
 // delayed copy, a gated input, coincidences, ...). The graph gives it its output channel
 // numbers, above every physical channel, when it is added; read them with getChannel() /
 // getChannels(). Each block is computed once and shared by every consumer downstream: the
-// output block is the input block with the generated tags merged in (the input tags stay, as
-// in the reference engine), and it is the input block itself, not a copy, when nothing was
-// generated.
+// output block is the input block with the generated tags in place (the input tags stay, as
+// in the reference engine).
 //
-// A concrete channel reads runs of TimeTags in consume() and appends what it owes to
-// `emitted`; tags it owes later (a delayed copy) it keeps and hands out in emitOwed(). The
-// base class owns the rules every channel shares: tags owed inside an overflow interval
-// become MissedEvents (count 1) on their channel; an overflow makes the channel forget its
-// history (gate state, partial coincidences, the last period), an Error tag also drops the
-// tags it owes, since the time base is broken there. A tag owed before the start of the block
-// in which it becomes known (a coincidence stamped with its first tag that completes in the
-// next block) is placed at that block's start: blocks cannot reach back.
+// A concrete channel may write that block in one pass (transcribe(), for blocks without special
+// tags). Otherwise, on the general path, it reads runs of TimeTags in consume() and appends what
+// it owes to `emitted`; tags it owes later (a delayed copy) it keeps and hands out in emitOwed();
+// the base class merges them into the block, and the output is the input block itself, not a copy,
+// when nothing was generated. The base class owns the rules every channel shares: tags owed inside
+// an overflow interval become MissedEvents (count 1) on their channel; an overflow makes the
+// channel forget its history (gate state, partial coincidences, the last period), an Error tag
+// also drops the tags it owes, since the time base is broken there. A tag owed before the start of
+// the block in which it becomes known (a coincidence stamped with its first tag that completes in
+// the next block) is placed at that block's start: blocks cannot reach back.
 //
-// Threading: generate() runs on one thread at a time, in block order; clear() may come from
+// Threading: process() runs on one thread at a time, in block order; clear() may come from
 // any thread and takes effect at the next block.
 #pragma once
 
