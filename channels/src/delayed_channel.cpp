@@ -66,9 +66,9 @@ Tag* DelayedChannel::transcribe(const TagBlock& block, Tag* out) {
 
 void DelayedChannel::emitOwed(timestamp_t until, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
-  for (; !owed_.empty() && owed_.times[owed_.head] < until; ++owed_.head) {
-    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, owed_.times[owed_.head]});
-  }
+  owed_.takeBefore(until, [&](timestamp_t time) {
+    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, time});
+  });
   owed_.compact();
 }
 

@@ -87,9 +87,7 @@ Tag* EventGenerator::transcribe(const TagBlock& block, Tag* out) {
   std::uint64_t phase = phase_;
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
-    while (!owed_.empty() && owed_.times[owed_.head] < tag.time) {
-      writer.emit(owed_.times[owed_.head++], output);
-    }
+    owed_.takeBefore(tag.time, [&](timestamp_t time) { writer.emit(time, output); });
     writer.copy(tag);
     const auto channel = static_cast<std::uint32_t>(tag.channel);
     if (flagIfEqual(channel, stop) != 0) [[unlikely]] {
@@ -103,18 +101,16 @@ Tag* EventGenerator::transcribe(const TagBlock& block, Tag* out) {
                          phase + is_trigger);
   }
   phase_ = phase;
-  for (; !owed_.empty() && owed_.times[owed_.head] < block.end_time; ++owed_.head) {
-    writer.emit(owed_.times[owed_.head], output);
-  }
+  owed_.takeBefore(block.end_time, [&](timestamp_t time) { writer.emit(time, output); });
   owed_.compact();
   return writer.finish();
 }
 
 void EventGenerator::emitOwed(timestamp_t until, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
-  for (; !owed_.empty() && owed_.times[owed_.head] < until; ++owed_.head) {
-    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, owed_.times[owed_.head]});
-  }
+  owed_.takeBefore(until, [&](timestamp_t time) {
+    emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, time});
+  });
   owed_.compact();
 }
 

@@ -39,6 +39,12 @@ struct OwedTimes {
     ++end;
   }
 
+  // Hands each owed time before `until` to take(time), in order, and drops it.
+  template <class Take>
+  void takeBefore(timestamp_t until, Take take) {
+    for (; head != end && times[head] < until; ++head) take(times[head]);
+  }
+
   // Drops the owed times later than `time`.
   void dropAfter(timestamp_t time) {
     const auto first = times.begin() + static_cast<std::ptrdiff_t>(head);
