@@ -1,7 +1,12 @@
 #include "tagflow/channels/frequency_multiplier.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "tagflow/core/branch_free.hpp"
 #include "tagflow/core/error.hpp"
@@ -71,61 +76,130 @@ std::size_t FrequencyMultiplier::transcribeRoom(const TagBlock& block) const {
   return multiplier_ <= kLargestFastMultiplier ? kMaxTranscribeRoom * block.tags.size() : 0;
 }
 
-// One pass. The owed predictions (at most four) sit in registers: before each input tag, how
-// many are due is counted without a branch and that many go out (two stored as candidates, a
-// third or fourth with a branch). Only an input of the multiplied channel branches, to repeat
-// itself and predict its period. Gives up, with the state as it was, when the output could
-// outgrow the room.
 Tag* FrequencyMultiplier::transcribe(const TagBlock& block, Tag* out) {
-  constexpr timestamp_t kNever = std::numeric_limits<timestamp_t>::max();
-  Tag* const room_end = out + transcribeRoom(block);
-  const Tag* const end = block.tags.data() + block.tags.size();
-  if (out + block.tags.size() + owed_.size() + 3 > room_end) return nullptr;
-  owed_before_block_ = owed_;
-  const std::optional<timestamp_t> last_before_block = last_input_;
-  const channel_t output = outputChannel();
-  const std::uint64_t header = timeTagHeader(output);
-  const auto input = static_cast<std::uint32_t>(input_);
-  // The owed predictions as times (never due past the last) and as tags, with two more past
-  // the four so that the candidates read below stay inside.
-  timestamp_t owed[4];
-  Tag owed_tags[6];
-  const auto hold = [&] {
-    for (std::size_t i = 0; i < 6; ++i) {
-      const timestamp_t time = i < owed_.size() ? owed_[i] : kNever;
-      if (i < 4) owed[i] = time;
-      owed_tags[i] = Tag{TagType::TimeTag, 0, 0, output, time};
-    }
-  };
-  const auto dueBefore = [&](timestamp_t time) -> std::uint64_t {
-    return std::uint64_t{owed[0] < time} + std::uint64_t{owed[1] < time} +
-           std::uint64_t{owed[2] < time} + std::uint64_t{owed[3] < time};
-  };
-  hold();
-  std::uint64_t emitted = 0;  // of the owed predictions
-  InlineWriter writer(out, output);
-  for (const Tag* tag = block.tags.data(); tag != end; ++tag) {
-    prefetchAhead(tag);
-    const std::uint64_t due = dueBefore(tag->time);
-    writer.emitFirst(owed_tags + emitted, due - emitted);
-    emitted = due;
-    writer.copy(*tag);
-    const std::uint64_t repeats = flagIfEqual(static_cast<std::uint32_t>(tag->channel), input);
-    writer.generateIf(repeats != 0, header);
-    if (repeats == 0) continue;
-    // Room for this period's predictions, every later input tag and the candidates.
-    if (writer.end() + multiplier_ + (end - tag) + 3 > room_end) [[unlikely]] {
-      owed_ = owed_before_block_;
-      last_input_ = last_before_block;
-      return nullptr;
-    }
-    predictAfter(tag->time);
-    hold();
-    emitted = 0;
+  switch (multiplier_) {
+    case 1:
+      return transcribeWith<1>(block, out);
+    case 2:
+      return transcribeWith<2>(block, out);
+    case 3:
+      return transcribeWith<3>(block, out);
+    default:
+      return transcribeWith<4>(block, out);
   }
-  const std::uint64_t due = dueBefore(block.end_time);
-  writer.emitFirst(owed_tags + emitted, due - emitted);
-  owed_.erase(owed_.begin(), owed_.begin() + static_cast<std::ptrdiff_t>(due));
+}
+
+namespace {
+
+constexpr timestamp_t kNever = std::numeric_limits<timestamp_t>::max();
+
+// How many of the four `times` are before `time`.
+std::uint64_t countBefore(const timestamp_t* times, timestamp_t time) {
+#if defined(__AVX2__)
+  const __m256i earlier = _mm256_cmpgt_epi64(
+      _mm256_set1_epi64x(time), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(times)));
+  return static_cast<std::uint64_t>(
+      std::popcount(static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(earlier)))));
+#else
+  return std::uint64_t{times[0] < time} + std::uint64_t{times[1] < time} +
+         std::uint64_t{times[2] < time} + std::uint64_t{times[3] < time};
+#endif
+}
+
+}  // namespace
+
+void FrequencyMultiplier::prepareRows() {
+  const std::uint64_t header = timeTagHeader(outputChannel());
+  if (rows_.size() == kChunk + 1 && rows_header_ == header) return;
+  rows_.resize(kChunk + 1);
+  rows_header_ = header;
+  for (PredictionRow& row : rows_) {
+    for (Tag& tag : row.tags) storeTimeTag(&tag, header, kNever);
+  }
+}
+
+void FrequencyMultiplier::setRowTime(PredictionRow& row, std::size_t index, timestamp_t time) {
+  row.times[index] = time;
+  row.tags[index].time = time;
+}
+
+// In chunks that stay in the first-level cache, three passes without a data-dependent branch:
+// the chunk's inputs are gathered; each input's output (its repeat and the predictions of its
+// period) is written into a row of its own, row 0 holding what is still owed; then one pass
+// copies the input tags and, before each, those of the current row's tags that are due (earlier
+// than it, so the generated tags stay behind the input tags of their time), and moves to the
+// next row at each input of the multiplied channel, which drops the predictions of the row not
+// yet due. A compile-time multiplier turns the divisions into multiplications. Gives up, with
+// the state as it was, when the output could outgrow the room or two inputs share a time (the
+// earlier one's repeat would be dropped).
+template <std::int64_t M>
+Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
+  const Tag* const end = block.tags.data() + block.tags.size();
+  Tag* const room_end = out + transcribeRoom(block);
+  const std::optional<timestamp_t> last_before_block = last_input_;
+  const auto giveUp = [&] {
+    last_input_ = last_before_block;
+    return nullptr;
+  };
+  const auto input = static_cast<std::uint32_t>(input_);
+  prepareRows();
+  std::size_t row_size = owed_.size();  // of the current row
+  for (std::size_t j = 0; j < 4; ++j) setRowTime(rows_[0], j, j < row_size ? owed_[j] : kNever);
+  std::uint64_t emitted = 0;  // of the current row
+  InlineWriter writer(out, outputChannel());
+  for (const Tag* chunk = block.tags.data(); chunk != end;) {
+    const Tag* const chunk_end = chunk + std::min<std::ptrdiff_t>(kChunk, end - chunk);
+    std::size_t count = 0;
+#pragma GCC unroll 4
+    for (const Tag* tag = chunk; tag != chunk_end; ++tag) {
+      ticks_[count] = tag->time;
+      count += flagIfEqual(static_cast<std::uint32_t>(tag->channel), input);
+    }
+    // This chunk's tags, the rows it reaches, the rest of the current row and the candidates.
+    if (writer.end() + (chunk_end - chunk) + M * count + kRow > room_end) [[unlikely]] {
+      return giveUp();
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      const timestamp_t time = ticks_[k];
+      PredictionRow& row = rows_[k + 1];
+      setRowTime(row, 0, time);
+      if (!last_input_) [[unlikely]] {
+        for (std::size_t j = 1; j < 4; ++j) setRowTime(row, j, kNever);
+        row_size = 1;
+      } else {
+        // time + floor(j * period / M) = time + j * whole + floor(j * rest / M): no overflow.
+        // Unsigned, as the period is positive: the division needs no sign correction.
+        const auto period = static_cast<std::uint64_t>(time - *last_input_);
+        if (period == 0) [[unlikely]] {
+          return giveUp();
+        }
+        const auto whole = static_cast<timestamp_t>(period / M);
+        const auto rest = static_cast<timestamp_t>(period % M);
+        for (std::size_t j = 1; j < 4; ++j) {
+          const auto step = static_cast<timestamp_t>(j);
+          setRowTime(row, j, j < M ? time + step * whole + step * rest / M : kNever);
+        }
+        row_size = M;
+      }
+      last_input_ = time;
+    }
+    const PredictionRow* row = rows_.data();
+    for (const Tag* tag = chunk; tag != chunk_end; ++tag) {
+      __builtin_prefetch(tag + kChunk);
+      const std::uint64_t due = countBefore(row->times, tag->time);
+      writer.emitFirst(row->tags + emitted, due - emitted);
+      writer.copy(*tag);
+      const std::uint64_t repeats = flagIfEqual(static_cast<std::uint32_t>(tag->channel), input);
+      row += repeats;
+      emitted = due & (repeats - 1);
+    }
+    if (row != rows_.data()) rows_[0] = *row;
+    chunk = chunk_end;
+  }
+  const std::uint64_t due = countBefore(rows_[0].times, block.end_time);
+  writer.emitFirst(rows_[0].tags + emitted, due - emitted);
+  owed_.clear();
+  for (std::size_t j = due; j < row_size; ++j) owed_.push_back(rows_[0].times[j]);
   return writer.finish();
 }
 

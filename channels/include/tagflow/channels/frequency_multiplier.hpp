@@ -7,6 +7,7 @@
 // An overflow or Error forgets the last period (the first input after it is repeated alone).
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "tagflow/core/virtual_channel.hpp"
@@ -29,18 +30,38 @@ class FrequencyMultiplier : public VirtualChannel {
   void dropOwed() override { owed_.clear(); }
 
  private:
-  // The one-pass path holds the predictions of a period in four registers.
-  static constexpr std::int64_t kLargestFastMultiplier = 5;
+  // The fast path compares the next input with an input's repeat and its predictions, at most
+  // four, at once.
+  static constexpr std::int64_t kLargestFastMultiplier = 4;
+  // Input tags the fast path reads per pass: the chunk and its rows stay in the first-level
+  // cache.
+  static constexpr std::ptrdiff_t kChunk = 256;
+  // Tags per row of predictions: four and two past them, read as the emitted candidates.
+  static constexpr std::size_t kRow = 6;
+  // What an input owes (its repeat, its period's predictions), ascending, kNever past them: as
+  // times, compared at once, and as the tags to write.
+  struct PredictionRow {
+    timestamp_t times[4];
+    Tag tags[kRow];
+  };
 
+  template <std::int64_t M>
+  Tag* transcribeWith(const TagBlock& block, Tag* out);
+  // Gives every row's tags the output's header and the kNever time.
+  void prepareRows();
+  static void setRowTime(PredictionRow& row, std::size_t index, timestamp_t time);
   // At an input at `time`: its period's predictions replace those still owed.
   void predictAfter(timestamp_t time);
 
   channel_t input_;
   std::int64_t multiplier_;
   std::optional<timestamp_t> last_input_;
-  std::vector<timestamp_t> owed_;               // ascending
-  std::vector<timestamp_t> owed_before_block_;  // what transcribe() restores when it gives up
-  std::vector<timestamp_t> inputs_;             // scratch: this run's input times (only grows)
+  std::vector<timestamp_t> owed_;    // ascending
+  std::vector<timestamp_t> inputs_;  // scratch: this run's input times (only grows)
+  // The fast path's scratch: a chunk's input times and its rows of predictions.
+  std::array<timestamp_t, kChunk> ticks_{};
+  std::vector<PredictionRow> rows_;
+  std::uint64_t rows_header_ = 0;
 };
 
 }  // namespace tagflow

@@ -103,10 +103,13 @@ class VirtualChannel {
     }
     // The same with the channel given as its timeTagHeader().
     void generateIf(bool condition, std::uint64_t header) {
+      generateByFlag(opaqueFlag(condition), header);
+    }
+    // The same with the condition as a flag, 0 or 1 (from flagIfEqual(), opaqueFlag()).
+    void generateByFlag(std::uint64_t flag, std::uint64_t header) {
       storeTimeTag(out_, header, time_);
-      const std::uint64_t keep = opaqueFlag(condition);
-      out_ += keep;
-      generated_ |= keep;
+      out_ += flag;
+      generated_ |= flag;
     }
     // A tag found now whose time is before the input tag copied last (a look-back time): put
     // in place among the tags written so far.
@@ -114,8 +117,7 @@ class VirtualChannel {
     // The first `count` of `tags`, owed from earlier and due before the next input tag: two
     // stored as candidates (`tags` must hold two), a third and more with a branch.
     void emitFirst(const Tag* tags, std::uint64_t count) {
-      out_[0] = tags[0];
-      out_[1] = tags[1];
+      std::memcpy(out_, tags, 2 * sizeof(Tag));
       if (count > 2) [[unlikely]] {
         for (std::uint64_t i = 2; i < count; ++i) out_[i] = tags[i];
       }
