@@ -20,6 +20,8 @@
 // any thread and takes effect at the next block.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstring>
@@ -92,7 +94,8 @@ class VirtualChannel {
     InlineWriter(Tag* out, channel_t first_output, std::size_t outputs = 1)
         : begin_(out), out_(out), first_output_(first_output), outputs_(outputs) {}
     void copy(const Tag& tag) {
-      misplaced_ |= generated_ & (tag.time == time_);
+      if ((generated_ & (tag.time == time_)) != 0) [[unlikely]]
+        noteMisplaced(tag.time);
       generated_ = 0;
       time_ = tag.time;
       *out_++ = tag;
@@ -131,7 +134,17 @@ class VirtualChannel {
     }
     // Returns the end of the output.
     Tag* finish() {
-      if (misplaced_ != 0) placeGeneratedAfterInput(begin_, out_, first_output_, outputs_);
+      if (misplaced_count_ > misplaced_times_.size()) {
+        placeGeneratedAfterInput(begin_, out_, first_output_, outputs_);
+      } else {
+        for (std::size_t i = 0; i < misplaced_count_; ++i) {
+          // Found by time: a later insertEarlier() may have moved the run.
+          const auto [run, run_end] =
+              std::equal_range(begin_, out_, Tag{TagType::TimeTag, 0, 0, 0, misplaced_times_[i]},
+                               [](const Tag& a, const Tag& b) { return a.time < b.time; });
+          placeGeneratedAfterInput(run, run_end, first_output_, outputs_);
+        }
+      }
       return out_;
     }
 
@@ -141,8 +154,16 @@ class VirtualChannel {
     channel_t first_output_;
     std::size_t outputs_;
     timestamp_t time_ = 0;
+    // A generated tag followed by an input tag of its time: rare, so noted with a branch, and
+    // only the runs of these times are put right (all runs when there are too many).
+    void noteMisplaced(timestamp_t time) {
+      if (misplaced_count_ < misplaced_times_.size()) misplaced_times_[misplaced_count_] = time;
+      ++misplaced_count_;
+    }
+
     std::uint64_t generated_ = 0;  // by the tag copied last
-    std::uint64_t misplaced_ = 0;
+    std::array<timestamp_t, 16> misplaced_times_;
+    std::size_t misplaced_count_ = 0;
   };
   // The fast path: writes the block's tags (pure TimeTags) and the generated tags to `out` in
   // one pass and returns the end of the output. transcribeRoom() bounds how many tags it may
