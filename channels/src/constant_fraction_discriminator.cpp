@@ -106,7 +106,7 @@ Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* o
   const channel_t first_output = outputChannel(0);
   const timestamp_t window = search_window_;
   Tag* const begin = out;
-  bool misplaced = false;
+  MisplacedRuns misplaced;
   timestamp_t previous = block.begin_time;  // of the last tag out; a mean before it is moved
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
@@ -124,7 +124,7 @@ Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* o
       *out++ = tag;
       out = insertByTime(begin, out, Tag{TagType::TimeTag, 0, 0, output, placed});
       previous = out[-1].time;
-      misplaced |= placed == tag.time;  // input tags of this time may follow
+      if (placed == tag.time) misplaced.note(placed);  // input tags of this time may follow
       continue;
     }
     storeTimeTag(out, timeTagHeader(output), mean);
@@ -132,7 +132,7 @@ Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* o
     *out++ = tag;
     previous = tag.time;
   }
-  if (misplaced) placeGeneratedAfterInput(begin, out, first_output, channels_.size());
+  misplaced.repair(begin, out, first_output, channels_.size());
   return out;
 }
 

@@ -81,6 +81,24 @@ class VirtualChannel {
     std::memcpy(bytes + offsetof(Tag, time), &time, sizeof time);
   }
 
+  // The runs of equal times in which a fast path wrote a generated tag before an input tag of
+  // its time. Rare, so a fast path notes them with a branch (by time, as a later
+  // insertByTime() may move a run) and only they are put right at the end, generated tags behind
+  // the run's input tags; every run of the output when there were too many to note.
+  class MisplacedRuns {
+   public:
+    void note(timestamp_t time) {
+      if (count_ < times_.size()) times_[count_] = time;
+      ++count_;
+    }
+    // Generated tags are those on channels first_output .. first_output + outputs - 1.
+    void repair(Tag* begin, Tag* end, channel_t first_output, std::size_t outputs) const;
+
+   private:
+    std::array<timestamp_t, 16> times_;
+    std::size_t count_ = 0;
+  };
+
   // Writes the input and the generated tags to `out` in one pass, branch-free: a candidate is
   // stored after the input tag that causes it, at that tag's time, and kept only when the
   // condition holds, so an unpredictable condition costs no misprediction. A generated tag
@@ -95,7 +113,7 @@ class VirtualChannel {
         : begin_(out), out_(out), first_output_(first_output), outputs_(outputs) {}
     void copy(const Tag& tag) {
       if ((generated_ & (tag.time == time_)) != 0) [[unlikely]]
-        noteMisplaced(tag.time);
+        misplaced_.note(tag.time);
       generated_ = 0;
       time_ = tag.time;
       *out_++ = tag;
@@ -134,17 +152,7 @@ class VirtualChannel {
     }
     // Returns the end of the output.
     Tag* finish() {
-      if (misplaced_count_ > misplaced_times_.size()) {
-        placeGeneratedAfterInput(begin_, out_, first_output_, outputs_);
-      } else {
-        for (std::size_t i = 0; i < misplaced_count_; ++i) {
-          // Found by time: a later insertEarlier() may have moved the run.
-          const auto [run, run_end] =
-              std::equal_range(begin_, out_, Tag{TagType::TimeTag, 0, 0, 0, misplaced_times_[i]},
-                               [](const Tag& a, const Tag& b) { return a.time < b.time; });
-          placeGeneratedAfterInput(run, run_end, first_output_, outputs_);
-        }
-      }
+      misplaced_.repair(begin_, out_, first_output_, outputs_);
       return out_;
     }
 
@@ -154,16 +162,8 @@ class VirtualChannel {
     channel_t first_output_;
     std::size_t outputs_;
     timestamp_t time_ = 0;
-    // A generated tag followed by an input tag of its time: rare, so noted with a branch, and
-    // only the runs of these times are put right (all runs when there are too many).
-    void noteMisplaced(timestamp_t time) {
-      if (misplaced_count_ < misplaced_times_.size()) misplaced_times_[misplaced_count_] = time;
-      ++misplaced_count_;
-    }
-
     std::uint64_t generated_ = 0;  // by the tag copied last
-    std::array<timestamp_t, 16> misplaced_times_;
-    std::size_t misplaced_count_ = 0;
+    MisplacedRuns misplaced_;
   };
   // The fast path: writes the block's tags (pure TimeTags) and the generated tags to `out` in
   // one pass and returns the end of the output. transcribeRoom() bounds how many tags it may
