@@ -162,20 +162,6 @@ void VirtualChannel::placeGeneratedAfterInput(Tag* begin, Tag* end, channel_t fi
   }
 }
 
-void VirtualChannel::MisplacedRuns::repair(Tag* begin, Tag* end, channel_t first_output,
-                                           std::size_t outputs) const {
-  if (count_ > times_.size()) {
-    placeGeneratedAfterInput(begin, end, first_output, outputs);
-    return;
-  }
-  for (std::size_t i = 0; i < count_; ++i) {
-    const auto [run, run_end] =
-        std::equal_range(begin, end, Tag{TagType::TimeTag, 0, 0, 0, times_[i]},
-                         [](const Tag& a, const Tag& b) { return a.time < b.time; });
-    placeGeneratedAfterInput(run, run_end, first_output, outputs);
-  }
-}
-
 namespace {
 
 // Copies tags with fixed-size memcpy calls, which the compiler inlines: runs between

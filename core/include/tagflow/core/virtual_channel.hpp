@@ -91,8 +91,20 @@ class VirtualChannel {
       if (count_ < times_.size()) times_[count_] = time;
       ++count_;
     }
-    // Generated tags are those on channels first_output .. first_output + outputs - 1.
-    void repair(Tag* begin, Tag* end, channel_t first_output, std::size_t outputs) const;
+    // Generated tags are those on channels first_output .. first_output + outputs - 1. Inline:
+    // a call would take the address of the writer holding this, which then stays in memory.
+    void repair(Tag* begin, Tag* end, channel_t first_output, std::size_t outputs) const {
+      if (count_ > times_.size()) {
+        placeGeneratedAfterInput(begin, end, first_output, outputs);
+        return;
+      }
+      for (std::size_t i = 0; i < count_; ++i) {
+        const auto [run, run_end] =
+            std::equal_range(begin, end, Tag{TagType::TimeTag, 0, 0, 0, times_[i]},
+                             [](const Tag& a, const Tag& b) { return a.time < b.time; });
+        placeGeneratedAfterInput(run, run_end, first_output, outputs);
+      }
+    }
 
    private:
     std::array<timestamp_t, 16> times_;
