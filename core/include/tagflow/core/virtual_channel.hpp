@@ -124,8 +124,10 @@ class VirtualChannel {
     InlineWriter(Tag* out, channel_t first_output, std::size_t outputs = 1)
         : begin_(out), out_(out), first_output_(first_output), outputs_(outputs) {}
     void copy(const Tag& tag) {
-      if ((generated_ & (tag.time == time_)) != 0) [[unlikely]]
-        misplaced_.note(tag.time);
+      // Two input tags of one time are rare: a predictable branch, not arithmetic per tag.
+      if (tag.time == time_) [[unlikely]] {
+        if (generated_ != 0) misplaced_.note(tag.time);
+      }
       generated_ = 0;
       time_ = tag.time;
       *out_++ = tag;
