@@ -118,8 +118,11 @@ Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* o
     pulse.open = edge.rising | (pulse.open & (edge.falling ^ 1));
     pulse.start = selectByFlag(edge.rising, tag.time, pulse.start);
     const channel_t output = first_output + static_cast<channel_t>(edge.input);
-    const std::uint64_t awkward = opaqueFlag(previous > mean) | opaqueFlag(mean >= tag.time);
-    if ((ends & awkward) != 0) [[unlikely]] {
+    // In place when previous <= mean < tag.time, one unsigned comparison.
+    const std::uint64_t in_place =
+        opaqueFlag(static_cast<std::uint64_t>(mean) - static_cast<std::uint64_t>(previous) <
+                   static_cast<std::uint64_t>(tag.time) - static_cast<std::uint64_t>(previous));
+    if ((ends & ~in_place) != 0) [[unlikely]] {
       const timestamp_t placed = std::max(mean, block.begin_time);  // see the class comment
       *out++ = tag;
       out = insertByTime(begin, out, Tag{TagType::TimeTag, 0, 0, output, placed});
