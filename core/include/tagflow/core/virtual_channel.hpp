@@ -30,6 +30,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 #include "tagflow/core/branch_free.hpp"
 #include "tagflow/core/parameters.hpp"
 #include "tagflow/core/tag.hpp"
@@ -152,14 +156,22 @@ class VirtualChannel {
     // The first `count` of `tags`, owed from earlier and due before the next input tag: two
     // stored as candidates (`tags` must hold two), a third and more with a branch.
     void emitFirst(const Tag* tags, std::uint64_t count) {
+#if defined(__AVX__)
+      // One 32-byte move (a memcpy of two tags becomes two 16-byte moves).
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out_),
+                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tags)));
+#else
       std::memcpy(out_, tags, 2 * sizeof(Tag));
+#endif
       if (count > 2) [[unlikely]] {
         for (std::uint64_t i = 2; i < count; ++i) out_[i] = tags[i];
       }
       out_ += count;
     }
     // The end of what is written so far.
-    const Tag* end() const { return out_; }
+    const Tag* end() const {
+      return out_;
+    }
     // A tag owed from earlier, due before the next input tag (its time is earlier).
     void emit(timestamp_t time, channel_t channel) {
       *out_++ = Tag{TagType::TimeTag, 0, 0, channel, time};
@@ -195,8 +207,12 @@ class VirtualChannel {
   // into the output written so far, [begin, end), after every tag at or before its time;
   // returns the new end.
   static Tag* insertByTime(Tag* begin, Tag* end, const Tag& tag);
-  virtual std::size_t transcribeRoom(const TagBlock& /*block*/) const { return 0; }
-  virtual Tag* transcribe(const TagBlock& /*block*/, Tag* out) { return out; }
+  virtual std::size_t transcribeRoom(const TagBlock& /*block*/) const {
+    return 0;
+  }
+  virtual Tag* transcribe(const TagBlock& /*block*/, Tag* out) {
+    return out;
+  }
 
   // Reads a run of TimeTags (time-ordered, never before the previous run) and appends the
   // tags this node emits now, in any order.
