@@ -123,7 +123,7 @@ void BM_FrequencyMultiplier(benchmark::State& state) {
   FrequencyMultiplier channel("multiplied", 3, state.range(0));
   runChannel(state, channel);
 }
-BENCHMARK(BM_FrequencyMultiplier)->Arg(2)->Arg(4);
+BENCHMARK(BM_FrequencyMultiplier)->Arg(2)->Arg(4)->Arg(8)->Arg(32);
 
 void BM_EventGenerator(benchmark::State& state) {
   EventGenerator channel("pattern", 3, {0, 1000, 2000}, 10);
