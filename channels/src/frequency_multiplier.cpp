@@ -84,8 +84,16 @@ Tag* FrequencyMultiplier::transcribe(const TagBlock& block, Tag* out) {
       return transcribeWith<2>(block, out);
     case 3:
       return transcribeWith<3>(block, out);
-    default:
+    case 4:
       return transcribeWith<4>(block, out);
+    case 5:
+      return transcribeWith<5>(block, out);
+    case 6:
+      return transcribeWith<6>(block, out);
+    case 7:
+      return transcribeWith<7>(block, out);
+    default:
+      return transcribeWith<8>(block, out);
   }
 }
 
@@ -93,34 +101,44 @@ namespace {
 
 constexpr timestamp_t kNever = std::numeric_limits<timestamp_t>::max();
 
-// How many of the four `times` are before `time`.
+// How many of the `Lanes` `times` are before `time`.
+template <std::size_t Lanes>
 std::uint64_t countBefore(const timestamp_t* times, timestamp_t time) {
 #if defined(__AVX2__)
-  const __m256i earlier = _mm256_cmpgt_epi64(
-      _mm256_set1_epi64x(time), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(times)));
-  return static_cast<std::uint64_t>(
-      std::popcount(static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(earlier)))));
+  const __m256i now = _mm256_set1_epi64x(time);
+  unsigned earlier = 0;
+  for (std::size_t lane = 0; lane < Lanes; lane += 4) {
+    const __m256i later =
+        _mm256_cmpgt_epi64(now, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(times + lane)));
+    earlier |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(later))) << lane;
+  }
+  return static_cast<std::uint64_t>(std::popcount(earlier));
 #else
-  return std::uint64_t{times[0] < time} + std::uint64_t{times[1] < time} +
-         std::uint64_t{times[2] < time} + std::uint64_t{times[3] < time};
+  std::uint64_t earlier = 0;
+  for (std::size_t lane = 0; lane < Lanes; ++lane) earlier += times[lane] < time ? 1 : 0;
+  return earlier;
 #endif
+}
+
+template <class Row>
+void setRowTime(Row& row, std::size_t index, timestamp_t time) {
+  row.times[index] = time;
+  row.tags[index].time = time;
 }
 
 }  // namespace
 
-void FrequencyMultiplier::prepareRows() {
+template <std::size_t Lanes>
+std::vector<FrequencyMultiplier::PredictionRow<Lanes>>& FrequencyMultiplier::preparedRows(
+    PredictionRows<Lanes>& rows) const {
   const std::uint64_t header = timeTagHeader(outputChannel());
-  if (rows_.size() == kChunk + 1 && rows_header_ == header) return;
-  rows_.resize(kChunk + 1);
-  rows_header_ = header;
-  for (PredictionRow& row : rows_) {
+  if (rows.rows.size() == kChunk + 1 && rows.header == header) return rows.rows;
+  rows.rows.resize(kChunk + 1);
+  rows.header = header;
+  for (PredictionRow<Lanes>& row : rows.rows) {
     for (Tag& tag : row.tags) storeTimeTag(&tag, header, kNever);
   }
-}
-
-void FrequencyMultiplier::setRowTime(PredictionRow& row, std::size_t index, timestamp_t time) {
-  row.times[index] = time;
-  row.tags[index].time = time;
+  return rows.rows;
 }
 
 // In chunks that stay in the first-level cache, three passes without a data-dependent branch:
@@ -142,9 +160,18 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
     return nullptr;
   };
   const auto input = static_cast<std::uint32_t>(input_);
-  prepareRows();
+  constexpr std::size_t kLanes = M <= 4 ? 4 : 8;
+  auto& rows = [this]() -> std::vector<PredictionRow<kLanes>>& {
+    if constexpr (kLanes == 4) {
+      return preparedRows(rows4_);
+    } else {
+      return preparedRows(rows8_);
+    }
+  }();
   std::size_t row_size = owed_.size();  // of the current row
-  for (std::size_t j = 0; j < 4; ++j) setRowTime(rows_[0], j, j < row_size ? owed_[j] : kNever);
+  for (std::size_t j = 0; j < kLanes; ++j) {
+    setRowTime(rows[0], j, j < row_size ? owed_[j] : kNever);
+  }
   std::uint64_t emitted = 0;  // of the current row
   InlineWriter writer(out, outputChannel());
   for (const Tag* chunk = block.tags.data(); chunk != end;) {
@@ -156,15 +183,15 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
       count += flagIfEqual(static_cast<std::uint32_t>(tag->channel), input);
     }
     // This chunk's tags, the rows it reaches, the rest of the current row and the candidates.
-    if (writer.end() + (chunk_end - chunk) + M * count + kRow > room_end) [[unlikely]] {
+    if (writer.end() + (chunk_end - chunk) + M * count + kLanes + 2 > room_end) [[unlikely]] {
       return giveUp();
     }
     for (std::size_t k = 0; k < count; ++k) {
       const timestamp_t time = ticks_[k];
-      PredictionRow& row = rows_[k + 1];
+      PredictionRow<kLanes>& row = rows[k + 1];
       setRowTime(row, 0, time);
       if (!last_input_) [[unlikely]] {
-        for (std::size_t j = 1; j < 4; ++j) setRowTime(row, j, kNever);
+        for (std::size_t j = 1; j < kLanes; ++j) setRowTime(row, j, kNever);
         row_size = 1;
       } else {
         // time + floor(j * period / M) = time + j * whole + floor(j * rest / M): no overflow.
@@ -175,7 +202,7 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
         }
         const auto whole = static_cast<timestamp_t>(period / M);
         const auto rest = static_cast<timestamp_t>(period % M);
-        for (std::size_t j = 1; j < 4; ++j) {
+        for (std::size_t j = 1; j < kLanes; ++j) {
           const auto step = static_cast<timestamp_t>(j);
           setRowTime(row, j, j < M ? time + step * whole + step * rest / M : kNever);
         }
@@ -183,23 +210,23 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
       }
       last_input_ = time;
     }
-    const PredictionRow* row = rows_.data();
+    const PredictionRow<kLanes>* row = rows.data();
     for (const Tag* tag = chunk; tag != chunk_end; ++tag) {
       __builtin_prefetch(tag + kChunk);
-      const std::uint64_t due = countBefore(row->times, tag->time);
+      const std::uint64_t due = countBefore<kLanes>(row->times, tag->time);
       writer.emitFirst(row->tags + emitted, due - emitted);
       writer.copy(*tag);
       const std::uint64_t repeats = flagIfEqual(static_cast<std::uint32_t>(tag->channel), input);
       row += repeats;
       emitted = due & (repeats - 1);
     }
-    if (row != rows_.data()) rows_[0] = *row;
+    if (row != rows.data()) rows[0] = *row;
     chunk = chunk_end;
   }
-  const std::uint64_t due = countBefore(rows_[0].times, block.end_time);
-  writer.emitFirst(rows_[0].tags + emitted, due - emitted);
+  const std::uint64_t due = countBefore<kLanes>(rows[0].times, block.end_time);
+  writer.emitFirst(rows[0].tags + emitted, due - emitted);
   owed_.clear();
-  for (std::size_t j = due; j < row_size; ++j) owed_.push_back(rows_[0].times[j]);
+  for (std::size_t j = due; j < row_size; ++j) owed_.push_back(rows[0].times[j]);
   return writer.finish();
 }
 

@@ -36,8 +36,9 @@ TEST_CASE("FrequencyMultiplier matches its brute-force reference", "[channels][m
   for (std::uint64_t seed : {51, 52, 53}) {
     INFO("seed " << seed);
     const auto totals = checkAgainstReferences(
-        randomStream(seed), {multiplier(1, 1), multiplier(1, 2), multiplier(2, 3), multiplier(1, 4),
-                             multiplier(2, 5), multiplier(3, 7)});
+        randomStream(seed),
+        {multiplier(1, 1), multiplier(1, 2), multiplier(2, 3), multiplier(1, 4), multiplier(2, 5),
+         multiplier(3, 7), multiplier(1, 8), multiplier(2, 12)});
     CHECK(totals.time_tags > 5000);
     CHECK(totals.missed > 0);
   }

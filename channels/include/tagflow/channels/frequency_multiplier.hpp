@@ -31,25 +31,30 @@ class FrequencyMultiplier : public VirtualChannel {
 
  private:
   // The fast path compares the next input with an input's repeat and its predictions, at most
-  // four, at once.
-  static constexpr std::int64_t kLargestFastMultiplier = 4;
+  // eight, at once.
+  static constexpr std::int64_t kLargestFastMultiplier = 8;
   // Input tags the fast path reads per pass: the chunk and its rows stay in the first-level
   // cache.
   static constexpr std::ptrdiff_t kChunk = 256;
-  // Tags per row of predictions: four and two past them, read as the emitted candidates.
-  static constexpr std::size_t kRow = 6;
-  // What an input owes (its repeat, its period's predictions), ascending, kNever past them: as
-  // times, compared at once, and as the tags to write.
+  // What an input owes (its repeat, its period's predictions), ascending, kNever past them, in
+  // `Lanes` lanes (4 up to x4, 8 above): as times, compared at once, and as the tags to write,
+  // with two more read as the emitted candidates.
+  template <std::size_t Lanes>
   struct PredictionRow {
-    timestamp_t times[4];
-    Tag tags[kRow];
+    timestamp_t times[Lanes];
+    Tag tags[Lanes + 2];
+  };
+  // A chunk's rows, their tags given the output's header and the kNever time once.
+  template <std::size_t Lanes>
+  struct PredictionRows {
+    std::vector<PredictionRow<Lanes>> rows;
+    std::uint64_t header = 0;
   };
 
   template <std::int64_t M>
   Tag* transcribeWith(const TagBlock& block, Tag* out);
-  // Gives every row's tags the output's header and the kNever time.
-  void prepareRows();
-  static void setRowTime(PredictionRow& row, std::size_t index, timestamp_t time);
+  template <std::size_t Lanes>
+  std::vector<PredictionRow<Lanes>>& preparedRows(PredictionRows<Lanes>& rows) const;
   // At an input at `time`: its period's predictions replace those still owed.
   void predictAfter(timestamp_t time);
 
@@ -60,8 +65,8 @@ class FrequencyMultiplier : public VirtualChannel {
   std::vector<timestamp_t> inputs_;  // scratch: this run's input times (only grows)
   // The fast path's scratch: a chunk's input times and its rows of predictions.
   std::array<timestamp_t, kChunk> ticks_{};
-  std::vector<PredictionRow> rows_;
-  std::uint64_t rows_header_ = 0;
+  PredictionRows<4> rows4_;
+  PredictionRows<8> rows8_;
 };
 
 }  // namespace tagflow
