@@ -142,13 +142,10 @@ class VirtualChannel {
     }
     // The same with the channel given as its timeTagHeader().
     void generateIf(bool condition, std::uint64_t header) {
-      generateByFlag(opaqueFlag(condition), header);
-    }
-    // The same with the condition as a flag, 0 or 1 (from flagIfEqual(), opaqueFlag()).
-    void generateByFlag(std::uint64_t flag, std::uint64_t header) {
       storeTimeTag(out_, header, time_);
-      out_ += flag;
-      generated_ |= flag;
+      const std::uint64_t keep = opaqueFlag(condition);
+      out_ += keep;
+      generated_ |= keep;
     }
     // A tag found now whose time is before the input tag copied last (a look-back time): put
     // in place among the tags written so far.
