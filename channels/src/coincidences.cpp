@@ -109,7 +109,7 @@ Coincidences::Coincidences(std::string kind, std::string name,
     }
     groups_.push_back(std::move(group));
   }
-  last_.assign(index_.size() + 1, kNeverSeen);
+  last_.assign(index_.size() + 2, kNeverSeen);
   if (timestamp_ == CoincidenceTimestamp::Last &&
       std::all_of(groups_.begin(), groups_.end(),
                   [](const Group& group) { return group.slots.size() == 2; })) {
@@ -118,15 +118,14 @@ Coincidences::Coincidences(std::string kind, std::string name,
     }
     // The entry past the discard slot is never written: the partner of padding entries.
     const auto never = static_cast<std::uint32_t>(index_.size() + 1);
-    partners_.assign(groups_of_slot_.size() * groups_per_slot_, Partner{never, 0, 0});
+    partners_.assign(groups_of_slot_.size() * groups_per_slot_, Partner{0, never, 0});
     for (std::uint32_t slot = 0; slot < groups_of_slot_.size(); ++slot) {
       for (std::size_t k = 0; k < groups_of_slot_[slot].size(); ++k) {
         const Group& group = groups_[groups_of_slot_[slot][k]];
         const std::uint32_t other = group.slots[0] == slot ? group.slots[1] : group.slots[0];
-        partners_[slot * groups_per_slot_ + k] = Partner{other, group.output_index, 0};
+        partners_[slot * groups_per_slot_ + k] = Partner{0, other, group.output_index};
       }
     }
-    pair_last_.assign(index_.size() + 2, static_cast<std::uint64_t>(kNeverSeen));
   }
 }
 
@@ -181,7 +180,7 @@ Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
   std::size_t found_in_block = 0;
   // Unsigned: from a channel never seen (the smallest time) the distance is huge, not negative.
   std::uint64_t latest =
-      static_cast<std::uint64_t>(*std::max_element(last_.begin(), last_.end() - 1));
+      static_cast<std::uint64_t>(*std::max_element(last_.begin(), last_.begin() + index_.size()));
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
     writer.copy(tag);
@@ -205,7 +204,7 @@ Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
       const channel_t channel = first_output + found.channel;
       const timestamp_t placed = std::max(found.time, block.begin_time);  // see VirtualChannel
       if (placed == tag.time) {
-        writer.generateIf(true, channel);
+        writer.generateIf(true, tagTemplate(channel));
       } else {
         writer.insertEarlier(Tag{TagType::TimeTag, 0, 0, channel, placed});
       }
@@ -216,33 +215,30 @@ Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
 
 // Groups of two channels stamped Last, the common case, without a branch: each tag is tested
 // against the last tag of its partner in each of its groups (padded to the same number of
-// groups, kGroupsPerSlot, for every slot with a partner never seen).
+// groups, kGroupsPerSlot, for every slot with a partner never seen). The earliest time a partner
+// may have is computed once per tag, so each group costs one comparison with memory; a partner
+// never seen has the smallest time, before any such bound (the bound of a tag within `window`
+// of that smallest time wraps, and no stream reaches there).
 template <std::size_t kGroupsPerSlot>
 Tag* Coincidences::transcribePairs(const TagBlock& block, Tag* out) {
   const channel_t first_output = outputChannel(0);
   InlineWriter writer(out, first_output, groups_.size());
   const ChannelIndex::Lookup slot_of = index_.lookup();
-  const auto width = static_cast<std::uint64_t>(window_);
+  const std::uint64_t minus_window = 0 - static_cast<std::uint64_t>(window_);
   for (Partner& partner : partners_) partner.header = timeTagHeader(first_output + partner.output);
   const Partner* const partners = partners_.data();
-  // Unsigned: from a partner never seen (the smallest time) the distance is huge.
-  std::uint64_t* const last = pair_last_.data();
-  for (std::size_t slot = 0; slot < last_.size(); ++slot) {
-    last[slot] = static_cast<std::uint64_t>(last_[slot]);
-  }
+  timestamp_t* const last = last_.data();
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
     writer.copy(tag);
     const std::uint32_t slot = slot_of(tag.channel);
-    const auto time = static_cast<std::uint64_t>(tag.time);
+    const auto earliest =
+        static_cast<timestamp_t>(static_cast<std::uint64_t>(tag.time) + minus_window);
     const Partner* const partner = partners + slot * kGroupsPerSlot;
     for (std::size_t k = 0; k < kGroupsPerSlot; ++k) {
-      writer.generateIf(time - last[partner[k].slot] <= width, partner[k].header);
+      writer.generateIf(last[partner[k].slot] >= earliest, TagRegister::load(&partner[k]));
     }
-    last[slot] = time;
-  }
-  for (std::size_t slot = 0; slot < last_.size(); ++slot) {
-    last_[slot] = static_cast<timestamp_t>(last[slot]);
+    last[slot] = tag.time;
   }
   return writer.finish();
 }

@@ -44,6 +44,7 @@ void Combiner::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted
 Tag* Combiner::transcribe(const TagBlock& block, Tag* out) {
   const channel_t output = outputChannel();
   InlineWriter writer(out, output);
+  const TagRegister combined = tagTemplate(output);
   const std::uint32_t discard = index_.discardSlot();
   const ChannelIndex::Lookup slot_of = index_.lookup();
   std::uint64_t* const counts = counts_.data();
@@ -53,7 +54,7 @@ Tag* Combiner::transcribe(const TagBlock& block, Tag* out) {
     writer.copy(tag);
     const std::uint32_t slot = slot_of(tag.channel);
     ++counts[slot];
-    writer.generateIf(slot != discard ? 1 : 0, output);
+    writer.generateIf(slot != discard ? 1 : 0, combined);
   }
   return writer.finish();
 }

@@ -55,6 +55,7 @@ void GatedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& emi
 Tag* GatedChannel::transcribe(const TagBlock& block, Tag* out) {
   const channel_t output = outputChannel();
   InlineWriter writer(out, output);
+  const TagRegister gated = tagTemplate(output);
   std::uint64_t open = open_ ? 1 : 0;
   const channel_t in = input_;
   const channel_t start = gate_start_;
@@ -66,7 +67,7 @@ Tag* GatedChannel::transcribe(const TagBlock& block, Tag* out) {
     const std::uint64_t is_start = channel == start ? 1 : 0;
     const std::uint64_t is_stop = channel == stop ? 1 : 0;
     writer.copy(tag);
-    writer.generateIf(is_input & open, output);
+    writer.generateIf(is_input & open, gated);
     open = (open | is_start) & ~is_stop;
   }
   open_ = open != 0;

@@ -62,18 +62,19 @@ class Coincidences : public VirtualChannel {
   ChannelIndex index_;
   std::vector<Group> groups_;
   std::vector<std::vector<std::uint32_t>> groups_of_slot_;  // per slot, the groups using it
-  std::vector<timestamp_t> last_;                           // per slot, plus the discard slot
-  std::vector<SelectedTag> selected_;                       // scratch, only grows
+  // Per slot, then the discard slot and one never written (a partner never seen).
+  std::vector<timestamp_t> last_;
+  std::vector<SelectedTag> selected_;  // scratch, only grows
   // Groups of two channels only, stamped Last: per slot, its partner in each of its groups
   // (padded to groups_per_slot_), for transcribePairs().
+  // Laid out as a tag template (TagRegister): the header first, the rest replaced by a time.
   struct Partner {
-    std::uint32_t slot;
-    channel_t output;      // group index
     std::uint64_t header;  // of a tag on the group's output channel, set at each block
+    std::uint32_t slot;
+    channel_t output;  // group index
   };
   std::vector<Partner> partners_;
   std::size_t groups_per_slot_ = 0;
-  std::vector<std::uint64_t> pair_last_;        // per slot, plus a partner never seen
   std::vector<Tag> found_;                      // scratch of transcribe(): coincidences of one tag
   std::vector<timestamp_t> last_before_block_;  // what transcribe() restores when it gives up
 };

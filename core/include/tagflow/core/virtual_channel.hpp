@@ -38,6 +38,7 @@
 #include "tagflow/core/parameters.hpp"
 #include "tagflow/core/tag.hpp"
 #include "tagflow/core/tag_block.hpp"
+#include "tagflow/core/tag_register.hpp"
 
 namespace tagflow {
 
@@ -115,6 +116,13 @@ class VirtualChannel {
     std::size_t count_ = 0;
   };
 
+  // A TimeTag on `channel` whose time an InlineWriter fills in: made once per block, held in a
+  // register through the loop.
+  static TagRegister tagTemplate(channel_t channel) {
+    const Tag tag = makeTimeTag(channel, 0);
+    return TagRegister::load(&tag);
+  }
+
   // Writes the input and the generated tags to `out` in one pass, branch-free: a candidate is
   // stored after the input tag that causes it, at that tag's time, and kept only when the
   // condition holds, so an unpredictable condition costs no misprediction. A generated tag
@@ -130,22 +138,17 @@ class VirtualChannel {
     void copy(const Tag& tag) {
       // Two input tags of one time are rare: a predictable branch, not arithmetic per tag.
       if (tag.time == time_) [[unlikely]] {
-        if (generated_ != 0) misplaced_.note(tag.time);
+        noteIfGeneratedAt(tag.time);
       }
-      generated_ = 0;
       time_ = tag.time;
-      *out_++ = tag;
+      copied_ = TagRegister::load(&tag);
+      copied_.store(out_++);
     }
-    // A tag on `channel` at the time of the tag copied last, if `condition`.
-    void generateIf(bool condition, channel_t channel) {
-      generateIf(condition, timeTagHeader(channel));
-    }
-    // The same with the channel given as its timeTagHeader().
-    void generateIf(bool condition, std::uint64_t header) {
-      storeTimeTag(out_, header, time_);
-      const std::uint64_t keep = opaqueFlag(condition);
-      out_ += keep;
-      generated_ |= keep;
+    // A tag with the header of `header` (see tagTemplate()) at the time of the tag copied
+    // last, if `condition`.
+    void generateIf(bool condition, TagRegister header) {
+      header.withTimeOf(copied_).store(out_);
+      out_ += opaqueFlag(condition);
     }
     // A tag found now whose time is before the input tag copied last (a look-back time): put
     // in place among the tags written so far.
@@ -180,12 +183,23 @@ class VirtualChannel {
     }
 
    private:
+    // Called before copying an input tag at `time` when the tag copied last had that time:
+    // a generated tag written just before is misplaced. Only generated tags carry this
+    // node's output channels, so the last tag out tells, without tracking per tag.
+    void noteIfGeneratedAt(timestamp_t time) {
+      if (out_ == begin_) return;
+      const Tag& last = out_[-1];
+      const std::uint32_t offset =
+          static_cast<std::uint32_t>(last.channel) - static_cast<std::uint32_t>(first_output_);
+      if (last.time == time && offset < outputs_) misplaced_.note(time);
+    }
+
     Tag* begin_;
     Tag* out_;
     channel_t first_output_;
     std::size_t outputs_;
     timestamp_t time_ = 0;
-    std::uint64_t generated_ = 0;  // by the tag copied last
+    TagRegister copied_{};
     MisplacedRuns misplaced_;
   };
   // The fast path: writes the block's tags (pure TimeTags) and the generated tags to `out` in
