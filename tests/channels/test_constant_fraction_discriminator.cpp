@@ -52,6 +52,23 @@ TEST_CASE("ConstantFractionDiscriminator matches its brute-force reference", "[c
   }
 }
 
+// Without overflows or errors every block takes the one-pass path, long blocks too (the streams
+// above put a special tag into most blocks of 1000, which then take the general path).
+TEST_CASE("ConstantFractionDiscriminator matches its reference on long blocks of time tags",
+          "[channels][cfd]") {
+  StreamShape shape = bothEdges();
+  shape.channels = {1, -1, 1, -1, 2, -2, 5};
+  shape.time_tags = 6000;
+  shape.overflow_probability = 0;
+  shape.error_probability = 0;
+  for (std::uint64_t seed : {51, 52}) {
+    INFO("seed " << seed);
+    const auto totals = checkAgainstReferences(randomStream(seed, shape),
+                                               {cfd({1}, 800), cfd({1, 2}, 800), cfd({2}, 1)});
+    CHECK(totals.time_tags > 2000);
+  }
+}
+
 TEST_CASE(
     "ConstantFractionDiscriminator pairs edges, skips long or interrupted pulses and "
     "drops open pulses at an overflow and at an Error",
