@@ -236,7 +236,7 @@ Tag* Coincidences::transcribePairs(const TagBlock& block, Tag* out) {
         static_cast<timestamp_t>(static_cast<std::uint64_t>(tag.time) + minus_window);
     const Partner* const partner = partners + slot * kGroupsPerSlot;
     for (std::size_t k = 0; k < kGroupsPerSlot; ++k) {
-      writer.generateIf(last[partner[k].slot] >= earliest, TagRegister::load(&partner[k]));
+      writer.generateIfNotBelow(last[partner[k].slot], earliest, TagRegister::load(&partner[k]));
     }
     last[slot] = tag.time;
   }

@@ -150,6 +150,21 @@ class VirtualChannel {
       header.withTimeOf(copied_).store(out_);
       out_ += opaqueFlag(condition);
     }
+    // The same with the condition `value >= bound`, where `value` is read from memory: on
+    // x86-64 the comparison and a conditional move advance the output, three instructions
+    // where a flag turned into an offset takes five.
+    void generateIfNotBelow(const timestamp_t& value, timestamp_t bound, TagRegister header) {
+      header.withTimeOf(copied_).store(out_);
+#if defined(__x86_64__)
+      Tag* const next = out_ + 1;
+      asm("cmp %[bound], %[value]\n\tcmovge %[next], %[out]"
+          : [out] "+r"(out_)
+          : [value] "m"(value), [bound] "r"(bound), [next] "r"(next)
+          : "cc");
+#else
+      out_ += opaqueFlag(value >= bound);
+#endif
+    }
     // A tag found now whose time is before the input tag copied last (a look-back time): put
     // in place among the tags written so far.
     void insertEarlier(const Tag& tag) { out_ = insertByTime(begin_, out_, tag); }
