@@ -52,7 +52,7 @@ ConstantFractionDiscriminator::ConstantFractionDiscriminator(std::string name,
                                 "ConstantFractionDiscriminator '" + this->name() + "'")),
       search_window_(search_window),
       edges_(bothEdges(channels_), "ConstantFractionDiscriminator '" + this->name() + "'"),
-      pulses_(channels_.size() + 1) {
+      starts_(channels_.size() + 1, kClosed) {
   const std::string label = "ConstantFractionDiscriminator '" + this->name() + "'";
   if (search_window <= 0) {
     throw InvalidArgument(label + ": search_window " + std::to_string(search_window) +
@@ -66,17 +66,16 @@ std::vector<channel_t> ConstantFractionDiscriminator::inputChannels() const {
 
 bool ConstantFractionDiscriminator::endsPulse(std::uint32_t slot, timestamp_t time,
                                               timestamp_t& mean) {
-  Pulse& pulse = pulses_[slot / 2];
+  timestamp_t& start = starts_[slot / 2];
   if (slot % 2 == 0) {
-    pulse = Pulse{time, 1};
+    start = time;
     return false;
   }
-  if (pulse.open == 0) return false;
-  pulse.open = 0;
-  const timestamp_t width = time - pulse.start;
-  if (width > search_window_) return false;
-  mean = pulse.start + width / 2;
-  return true;
+  if (start == kClosed) return false;
+  const timestamp_t width = time - start;
+  mean = start + width / 2;
+  start = kClosed;
+  return width <= search_window_;
 }
 
 void ConstantFractionDiscriminator::consume(std::span<const Tag> time_tags,
@@ -97,68 +96,72 @@ void ConstantFractionDiscriminator::consume(std::span<const Tag> time_tags,
 // pulse and over it otherwise. A mean belongs before the falling edge and after every earlier
 // tag at or before its time; only when an earlier tag is later than the mean (a tag inside the
 // pulse, or the pulse begun before the block) or the mean is not before the edge (a pulse of
-// zero width) does a branch put it in place by hand. `edge_of(channel)` says which input the
-// tag belongs to and whether it is its rising or falling edge (neither for other channels);
-// `pulse_of(i)` is the state of input i, any state for other channels (they change nothing).
-template <class EdgeOf, class PulseOf>
+// zero width) does a branch put it in place by hand. A closed pulse starts at kClosed, so the
+// window test alone says whether a falling edge ends one, and the pulse's state is one time
+// carried from tag to tag through two conditional moves. `edge_of(channel)` says which input
+// the tag belongs to and whether it is its rising or falling edge (neither for other channels);
+// `start_of(i)` is the pulse start of input i, anything for other channels (they change
+// nothing).
+template <class EdgeOf, class StartOf>
 Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* out, EdgeOf edge_of,
-                                                   PulseOf pulse_of) {
+                                                   StartOf start_of) {
   const channel_t first_output = outputChannel(0);
-  const timestamp_t window = search_window_;
+  const auto window = static_cast<std::uint64_t>(search_window_);
   Tag* const begin = out;
   MisplacedRuns misplaced;
-  timestamp_t previous = block.begin_time;  // of the last tag out; a mean before it is moved
+  // Unsigned: the time of the last tag out; a mean before it is moved.
+  auto previous = static_cast<std::uint64_t>(block.begin_time);
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
+    const auto time = static_cast<std::uint64_t>(tag.time);
     const Edge edge = edge_of(tag.channel);
-    Pulse& pulse = pulse_of(edge.input);
-    const timestamp_t width = tag.time - pulse.start;
-    const timestamp_t mean = pulse.start + (width >> 1);  // width >= 0 where it counts
-    const std::uint64_t ends = edge.falling & pulse.open & (width <= window ? 1 : 0);
-    pulse.open = edge.rising | (pulse.open & (edge.falling ^ 1));
-    pulse.start = selectByFlag(edge.rising, tag.time, pulse.start);
+    timestamp_t& start = start_of(edge.input);
+    // Unsigned, so a closed pulse's huge width wraps instead of overflowing.
+    const std::uint64_t width = time - static_cast<std::uint64_t>(start);
+    const std::uint64_t mean = static_cast<std::uint64_t>(start) + (width >> 1);
+    const std::uint64_t ends = edge.falling & opaqueFlag(width <= window);
+    start = moveIfFlag(edge.falling, kClosed, moveIfFlag(edge.rising, tag.time, start));
     const channel_t output = first_output + static_cast<channel_t>(edge.input);
-    // In place when previous <= mean < tag.time, one unsigned comparison.
-    const std::uint64_t in_place =
-        opaqueFlag(static_cast<std::uint64_t>(mean) - static_cast<std::uint64_t>(previous) <
-                   static_cast<std::uint64_t>(tag.time) - static_cast<std::uint64_t>(previous));
+    // In place when previous <= mean < time, one unsigned comparison.
+    const std::uint64_t in_place = opaqueFlag(mean - previous < time - previous);
     if ((ends & ~in_place) != 0) [[unlikely]] {
-      const timestamp_t placed = std::max(mean, block.begin_time);  // see the class comment
+      // See the class comment for the block's start.
+      const timestamp_t placed = std::max(static_cast<timestamp_t>(mean), block.begin_time);
       *out++ = tag;
       out = insertByTime(begin, out, Tag{TagType::TimeTag, 0, 0, output, placed});
-      previous = out[-1].time;
+      previous = static_cast<std::uint64_t>(out[-1].time);
       if (placed == tag.time) misplaced.note(placed);  // input tags of this time may follow
       continue;
     }
-    storeTimeTag(out, timeTagHeader(output), mean);
+    storeTimeTag(out, timeTagHeader(output), static_cast<timestamp_t>(mean));
     out += ends;
     *out++ = tag;
-    previous = tag.time;
+    previous = time;
   }
   misplaced.repair(begin, out, first_output, channels_.size());
   return out;
 }
 
-// One input compares channels directly and keeps its pulse in registers; several look their
-// edges up and index their pulses.
+// One input compares channels directly and keeps its pulse start in a register; several look their
+// edges up and index their pulse starts.
 Tag* ConstantFractionDiscriminator::transcribe(const TagBlock& block, Tag* out) {
   if (channels_.size() == 1) {
     const auto rising = static_cast<std::uint32_t>(channels_[0]);
     const auto falling = static_cast<std::uint32_t>(-channels_[0]);
-    Pulse pulse = pulses_[0];
+    timestamp_t start = starts_[0];
     Tag* const end = transcribeWith(
         block, out,
         [=](channel_t channel) {
           const auto code = static_cast<std::uint32_t>(channel);
           return Edge{0, flagIfEqual(code, rising), flagIfEqual(code, falling)};
         },
-        [&](std::uint32_t) -> Pulse& { return pulse; });
-    pulses_[0] = pulse;
+        [&](std::uint32_t) -> timestamp_t& { return start; });
+    starts_[0] = start;
     return end;
   }
   const ChannelIndex::Lookup slot_of = edges_.lookup();
   const auto discard = static_cast<std::uint32_t>(edges_.discardSlot());
-  Pulse* const pulses = pulses_.data();
+  timestamp_t* const starts = starts_.data();
   return transcribeWith(
       block, out,
       [=](channel_t channel) {
@@ -166,11 +169,11 @@ Tag* ConstantFractionDiscriminator::transcribe(const TagBlock& block, Tag* out) 
         const std::uint64_t falling = slot & 1;  // the discard slot 2n is even
         return Edge{slot >> 1, (falling ^ 1) & (flagIfEqual(slot, discard) ^ 1), falling};
       },
-      [pulses](std::uint32_t i) -> Pulse& { return pulses[i]; });
+      [starts](std::uint32_t i) -> timestamp_t& { return starts[i]; });
 }
 
 void ConstantFractionDiscriminator::forgetHistory() {
-  std::fill(pulses_.begin(), pulses_.end(), Pulse{});
+  std::fill(starts_.begin(), starts_.end(), kClosed);
 }
 
 }  // namespace tagflow

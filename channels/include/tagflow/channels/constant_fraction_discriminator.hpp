@@ -7,6 +7,7 @@
 // straddles the boundary; the shift is below search_window / 2).
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "tagflow/core/channel_index.hpp"
@@ -30,10 +31,9 @@ class ConstantFractionDiscriminator : public VirtualChannel {
   void forgetHistory() override;
 
  private:
-  struct Pulse {
-    timestamp_t start = 0;
-    std::uint64_t open = 0;  // 1 while a rising edge waits for its falling edge
-  };
+  // The start of a pulse when none is open: so far in the past that no falling edge is within
+  // the search window of it (short of a stream within search_window of the smallest time).
+  static constexpr timestamp_t kClosed = std::numeric_limits<timestamp_t>::min();
 
   struct Edge {
     std::uint32_t input;  // index in channels_ (channels_.size() for other channels)
@@ -44,13 +44,15 @@ class ConstantFractionDiscriminator : public VirtualChannel {
   // Reads one selected edge; true when it ends a pulse within the search window, whose mean
   // time is then in `mean`.
   bool endsPulse(std::uint32_t slot, timestamp_t time, timestamp_t& mean);
-  template <class EdgeOf, class PulseOf>
-  Tag* transcribeWith(const TagBlock& block, Tag* out, EdgeOf edge_of, PulseOf pulse_of);
+  template <class EdgeOf, class StartOf>
+  Tag* transcribeWith(const TagBlock& block, Tag* out, EdgeOf edge_of, StartOf start_of);
 
   std::vector<channel_t> channels_;
   timestamp_t search_window_;
-  ChannelIndex edges_;         // slot 2i: rising edge of channels_[i], 2i + 1: its falling edge
-  std::vector<Pulse> pulses_;  // per channel, and one never opened for the discard slot
+  ChannelIndex edges_;  // slot 2i: rising edge of channels_[i], 2i + 1: its falling edge
+  // Per channel, the time of the rising edge of its open pulse or kClosed; and one never opened
+  // for the discard slot.
+  std::vector<timestamp_t> starts_;
   std::vector<SelectedTag> selected_;  // only grows
 };
 

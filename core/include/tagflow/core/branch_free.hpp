@@ -33,4 +33,21 @@ inline T selectByFlag(std::uint64_t flag, T if_true, T if_false) {
   return static_cast<T>(no ^ ((yes ^ no) & mask));
 }
 
+// The same as a conditional move on x86-64: for a value carried from one tag to the next, where
+// the select's latency adds to every iteration (one cycle, against three for the arithmetic).
+// Elsewhere selectByFlag() is as good or better: the move needs the flag tested first.
+template <class T>
+requires std::is_integral_v<T> &&(sizeof(T) == 8) inline T
+    moveIfFlag(std::uint64_t flag, T if_true, T if_false) {
+#if defined(__x86_64__)
+  asm("test %[flag], %[flag]\n\tcmovnz %[yes], %[no]"
+      : [no] "+r"(if_false)
+      : [flag] "r"(flag), [yes] "r"(if_true)
+      : "cc");
+  return if_false;
+#else
+  return selectByFlag(flag, if_true, if_false);
+#endif
+}
+
 }  // namespace tagflow
