@@ -88,7 +88,7 @@ Tag* EventGenerator::transcribe(const TagBlock& block, Tag* out) {
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
     owed_.takeBefore(tag.time, [&](timestamp_t time) { writer.emit(time, output); });
-    writer.copy(tag);
+    writer.copyAfterOwed(tag);
     const auto channel = static_cast<std::uint32_t>(tag.channel);
     if (flagIfEqual(channel, stop) != 0) [[unlikely]] {
       owed_.dropAfter(tag.time);  // those at the stop's time still count

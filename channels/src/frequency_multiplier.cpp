@@ -215,7 +215,7 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
       __builtin_prefetch(tag + kChunk);
       const std::uint64_t due = countBefore<kLanes>(row->times, tag->time);
       writer.emitFirst(row->tags + emitted, due - emitted);
-      writer.copy(*tag);
+      writer.copyAfterOwed(*tag);
       const std::uint64_t repeats = flagIfEqual(static_cast<std::uint32_t>(tag->channel), input);
       row += repeats;
       emitted = due & (repeats - 1);

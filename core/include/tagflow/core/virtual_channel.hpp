@@ -144,6 +144,9 @@ class VirtualChannel {
       copied_ = TagRegister::load(&tag);
       copied_.store(out_++);
     }
+    // copy() for a writer that only emits tags owed from earlier (emit(), emitFirst()), never
+    // one at the copied tag's time: nothing can be misplaced, and the test is left out.
+    void copyAfterOwed(const Tag& tag) { *out_++ = tag; }
     // A tag with the header of `header` (see tagTemplate()) at the time of the tag copied
     // last, if `condition`.
     void generateIf(bool condition, TagRegister header) {
