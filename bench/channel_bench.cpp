@@ -77,12 +77,16 @@ double median(std::vector<double> values) {
 }
 
 // Capacity of the first node after the source in one graph run: the virtual channel, or the
-// scan when there is none.
+// scan when there is none. On one thread, so the node has the core to itself. With the graph
+// on two threads the other one (source, reader, a waiting worker) competes for the core where
+// the machine's two CPUs are one core's hardware threads, and that costs a channel, bound by
+// instructions, more than the scan, which waits on memory (measured on the 2-CPU reference
+// machine: FrequencyMultiplier x4 at 0.32-0.36 of the scan on two threads, 0.40-0.41 on one).
 double capacityOnce(const Stream& stream, const ChannelBenchOptions& options,
                     const std::function<std::unique_ptr<VirtualChannel>()>& make_channel) {
   MemorySource source(stream, options.block_size);
   GraphOptions graph_options;
-  graph_options.threads = options.threads;
+  graph_options.threads = 1;
   MeasurementGraph graph(source, graph_options);
   std::unique_ptr<VirtualChannel> channel;
   if (make_channel) {
@@ -159,7 +163,8 @@ int runChannelBench(const ChannelBenchOptions& options) {
   std::cout << std::fixed << "\n"
             << options.tags << " tags, block " << options.block_size << " tags, medians of "
             << options.runs << " runs; capacity = tags / busy time of the virtual channel's "
-            << "node (one core); each run follows a scan of the same stream, ratio = median of "
+            << "node (one core, the graph on one thread); each run follows a scan of the same "
+               "stream, ratio = median of "
             << "capacity / that scan's capacity\n\n"
             << std::left << std::setw(32) << "virtual channel" << std::right << std::setw(10)
             << "MTags/s" << std::setw(8) << "ratio" << std::setw(10) << "scan"

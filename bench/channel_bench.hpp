@@ -1,7 +1,7 @@
 // The virtual channel figures of tagflow-bench (`--channels`): the capacity of each virtual
-// channel on one core (tags / busy time of its node) against the plain scan of the same
-// stream in the same process, and the wall rate of a graph of three virtual channels and four
-// measurements on one thread and on `threads`.
+// channel on one core (tags / busy time of its node, the graph on one thread) against the
+// plain scan of the same stream run just before it, and the wall rate of a graph of three
+// virtual channels and four measurements on one thread and on `threads`.
 #pragma once
 
 #include <cstddef>
