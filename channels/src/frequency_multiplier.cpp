@@ -154,18 +154,18 @@ template <std::int64_t M>
 Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
   const Tag* const end = block.tags.data() + block.tags.size();
   Tag* const room_end = out + transcribeRoom(block);
-  const std::optional<timestamp_t> last_before_block = last_input_;
-  const auto giveUp = [&] {
-    last_input_ = last_before_block;
-    return nullptr;
-  };
+  // The last input in locals until the block is done: a store of the optional's flag (a byte)
+  // could alias anything, and the compiler would reload the rows after each one. Giving up
+  // leaves last_input_ as it was.
+  bool seen_input = last_input_.has_value();
+  timestamp_t last_input = last_input_.value_or(0);
   const auto input = static_cast<std::uint32_t>(input_);
   constexpr std::size_t kLanes = M <= 4 ? 4 : 8;
-  auto& rows = [this]() -> std::vector<PredictionRow<kLanes>>& {
+  PredictionRow<kLanes>* const rows = [this] {
     if constexpr (kLanes == 4) {
-      return preparedRows(rows4_);
+      return preparedRows(rows4_).data();
     } else {
-      return preparedRows(rows8_);
+      return preparedRows(rows8_).data();
     }
   }();
   std::size_t row_size = owed_.size();  // of the current row
@@ -184,21 +184,21 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
     }
     // This chunk's tags, the rows it reaches, the rest of the current row and the candidates.
     if (writer.end() + (chunk_end - chunk) + M * count + kLanes + 2 > room_end) [[unlikely]] {
-      return giveUp();
+      return nullptr;
     }
     for (std::size_t k = 0; k < count; ++k) {
       const timestamp_t time = ticks_[k];
       PredictionRow<kLanes>& row = rows[k + 1];
       setRowTime(row, 0, time);
-      if (!last_input_) [[unlikely]] {
+      if (!seen_input) [[unlikely]] {
         for (std::size_t j = 1; j < kLanes; ++j) setRowTime(row, j, kNever);
         row_size = 1;
       } else {
         // time + floor(j * period / M) = time + j * whole + floor(j * rest / M): no overflow.
         // Unsigned, as the period is positive: the division needs no sign correction.
-        const auto period = static_cast<std::uint64_t>(time - *last_input_);
+        const auto period = static_cast<std::uint64_t>(time - last_input);
         if (period == 0) [[unlikely]] {
-          return giveUp();
+          return nullptr;
         }
         const auto whole = static_cast<timestamp_t>(period / M);
         const auto rest = static_cast<timestamp_t>(period % M);
@@ -208,9 +208,10 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
         }
         row_size = M;
       }
-      last_input_ = time;
+      last_input = time;
+      seen_input = true;
     }
-    const PredictionRow<kLanes>* row = rows.data();
+    const PredictionRow<kLanes>* row = rows;
     for (const Tag* tag = chunk; tag != chunk_end; ++tag) {
       __builtin_prefetch(tag + kChunk);
       const std::uint64_t due = countBefore<kLanes>(row->times, tag->time);
@@ -220,13 +221,14 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
       row += repeats;
       emitted = due & (repeats - 1);
     }
-    if (row != rows.data()) rows[0] = *row;
+    if (row != rows) rows[0] = *row;
     chunk = chunk_end;
   }
   const std::uint64_t due = countBefore<kLanes>(rows[0].times, block.end_time);
   writer.emitFirst(rows[0].tags + emitted, due - emitted);
   owed_.clear();
   for (std::size_t j = due; j < row_size; ++j) owed_.push_back(rows[0].times[j]);
+  if (seen_input) last_input_ = last_input;
   return writer.finish();
 }
 
