@@ -159,7 +159,8 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
   // leaves last_input_ as it was.
   bool seen_input = last_input_.has_value();
   timestamp_t last_input = last_input_.value_or(0);
-  const auto input = static_cast<std::uint32_t>(input_);
+  const channel_t input_channel = input_;
+  const auto input = static_cast<std::uint32_t>(input_channel);
   constexpr std::size_t kLanes = M <= 4 ? 4 : 8;
   PredictionRow<kLanes>* const rows = [this] {
     if constexpr (kLanes == 4) {
@@ -217,9 +218,9 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
       const std::uint64_t due = countBefore<kLanes>(row->times, tag->time);
       writer.emitFirst(row->tags + emitted, due - emitted);
       writer.copyAfterOwed(*tag);
-      const std::uint64_t repeats = flagIfEqual(static_cast<std::uint32_t>(tag->channel), input);
-      row += repeats;
-      emitted = due & (repeats - 1);
+      // An input of the multiplied channel moves to the next row, nothing of it emitted yet.
+      emitted = moveIfEqual(tag->channel, input_channel, std::uint64_t{0}, due);
+      row = moveIfEqual(tag->channel, input_channel, row + 1, row);
     }
     if (row != rows) rows[0] = *row;
     chunk = chunk_end;
