@@ -99,26 +99,18 @@ double capacityOnce(const Stream& stream, const ChannelBenchOptions& options,
   return graph.run().nodes[1].capacityMTagsPerSecond();
 }
 
-struct PairedCapacity {
-  double rate = 0;   // median capacity of the virtual channel
-  double scan = 0;   // median capacity of the scans beside it
-  double ratio = 0;  // median of the ratios of each run to the scan run just before it
-};
+// The runs of one channel, each after a scan of the same stream.
+struct PairedRuns {
+  std::vector<double> rates;   // capacity of the virtual channel
+  std::vector<double> scans;   // capacity of the scan just before it
+  std::vector<double> ratios;  // of each run to its scan
 
-// Each run of the channel follows a scan of the same stream, and the ratio is taken within
-// that pair: the load of this shared machine drifts over seconds, and a scan measured minutes
-// earlier would carry the drift into the ratio.
-PairedCapacity pairedCapacity(
-    const Stream& stream, const ChannelBenchOptions& options,
-    const std::function<std::unique_ptr<VirtualChannel>()>& make_channel) {
-  std::vector<double> rates, scans, ratios;
-  for (int run = 0; run < options.runs; ++run) {
-    scans.push_back(capacityOnce(stream, options, nullptr));
-    rates.push_back(capacityOnce(stream, options, make_channel));
-    ratios.push_back(rates.back() / scans.back());
+  void add(double rate, double scan) {
+    rates.push_back(rate);
+    scans.push_back(scan);
+    ratios.push_back(rate / scan);
   }
-  return {median(rates), median(scans), median(ratios)};
-}
+};
 
 // Three virtual channels and four measurements reading them: a heralded-pair analysis.
 double composedGraphWall(const Stream& stream, const ChannelBenchOptions& options, int threads) {
@@ -164,18 +156,29 @@ int runChannelBench(const ChannelBenchOptions& options) {
             << options.tags << " tags, block " << options.block_size << " tags, medians of "
             << options.runs << " runs; capacity = tags / busy time of the virtual channel's "
             << "node (one core, the graph on one thread); each run follows a scan of the same "
-               "stream, ratio = median of "
-            << "capacity / that scan's capacity\n\n"
+               "stream, ratio = median of capacity / that scan's capacity; the channels take "
+               "turns, run by run\n\n"
             << std::left << std::setw(32) << "virtual channel" << std::right << std::setw(10)
             << "MTags/s" << std::setw(8) << "ratio" << std::setw(10) << "scan"
             << "  setup\n";
-  for (const auto& channel_case : cases) {
-    const auto paired = pairedCapacity(channel_case.with_falling_edges ? pulses : stream, options,
-                                       channel_case.make);
-    std::cout << std::left << std::setw(32) << channel_case.name << std::right << std::setw(10)
-              << std::setprecision(1) << paired.rate << std::setw(8) << std::setprecision(2)
-              << paired.ratio << std::setw(10) << std::setprecision(1) << paired.scan << "  "
-              << channel_case.setup << "\n";
+  // Each run of a channel follows a scan of the same stream, and the ratio is taken within
+  // that pair: the load of this shared machine drifts over seconds, and a scan measured
+  // minutes earlier would carry the drift into the ratio. The channels take turns, run by run,
+  // so that a disturbance of some seconds spoils one run of several channels, which the median
+  // discards, rather than every run of one channel.
+  std::vector<PairedRuns> runs(cases.size());
+  for (int run = 0; run < options.runs; ++run) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const Stream& input = cases[i].with_falling_edges ? pulses : stream;
+      const double scan = capacityOnce(input, options, nullptr);
+      runs[i].add(capacityOnce(input, options, cases[i].make), scan);
+    }
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::cout << std::left << std::setw(32) << cases[i].name << std::right << std::setw(10)
+              << std::setprecision(1) << median(runs[i].rates) << std::setw(8)
+              << std::setprecision(2) << median(runs[i].ratios) << std::setw(10)
+              << std::setprecision(1) << median(runs[i].scans) << "  " << cases[i].setup << "\n";
   }
   if (options.only.empty()) {
     const double one = composedGraphWall(stream, options, 1);
