@@ -170,7 +170,9 @@ class VirtualChannel {
     }
     // A tag found now whose time is before the input tag copied last (a look-back time): put
     // in place among the tags written so far.
-    void insertEarlier(const Tag& tag) { out_ = insertByTime(begin_, out_, tag); }
+    void insertEarlier(const Tag& tag) {
+      out_ = insertByTime(begin_, out_, tag);
+    }
     // The first `count` of `tags`, owed from earlier and due before the next input tag: two
     // stored as candidates (`tags` must hold two), a third and more with a branch.
     void emitFirst(const Tag* tags, std::uint64_t count) {
