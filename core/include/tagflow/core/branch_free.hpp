@@ -37,8 +37,8 @@ inline T selectByFlag(std::uint64_t flag, T if_true, T if_false) {
 // the select's latency adds to every iteration (one cycle, against three for the arithmetic).
 // Elsewhere selectByFlag() is as good or better: the move needs the flag tested first.
 template <class T>
-requires std::is_integral_v<T> &&(sizeof(T) == 8) inline T
-    moveIfFlag(std::uint64_t flag, T if_true, T if_false) {
+inline T moveIfFlag(std::uint64_t flag, T if_true, T if_false) {
+  static_assert(std::is_integral_v<T> && sizeof(T) == 8, "a conditional move of 64 bits");
 #if defined(__x86_64__)
   asm("test %[flag], %[flag]\n\tcmovnz %[yes], %[no]"
       : [no] "+r"(if_false)
@@ -54,9 +54,10 @@ requires std::is_integral_v<T> &&(sizeof(T) == 8) inline T
 // with `a` read straight from memory where it lies there (a tag's channel), where flagIfEqual()
 // and a select take six instructions.
 template <class T, class Key>
-requires(std::is_integral_v<T> || std::is_pointer_v<T>) &&
-    (sizeof(T) == 8) && std::is_integral_v<Key> &&
-    (sizeof(Key) == 4) inline T moveIfEqual(const Key& a, Key b, T if_equal, T otherwise) {
+inline T moveIfEqual(const Key& a, Key b, T if_equal, T otherwise) {
+  static_assert(sizeof(T) == 8 && (std::is_integral_v<T> || std::is_pointer_v<T>),
+                "a conditional move of 64 bits");
+  static_assert(std::is_integral_v<Key> && sizeof(Key) == 4, "a comparison of 32 bits");
 #if defined(__x86_64__)
   asm("cmp %[b], %[a]\n\tcmove %[yes], %[no]"
       : [no] "+r"(otherwise)
