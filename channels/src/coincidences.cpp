@@ -183,13 +183,14 @@ Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
       static_cast<std::uint64_t>(*std::max_element(last_.begin(), last_.begin() + index_.size()));
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
-    writer.copy(tag);
+    // Read before anything is stored (see InlineWriter).
     const std::uint32_t slot = slot_of(tag.channel);
     const auto time = static_cast<std::uint64_t>(tag.time);
+    writer.copy(tag);
     const std::uint64_t member = flagIfEqual(slot, discard) ^ 1;
     const std::uint64_t recent = member & opaqueFlag(time - latest <= width);
     latest = selectByFlag(member, time, latest);
-    last[slot] = tag.time;  // the discard slot's entry absorbs other channels
+    last[slot] = static_cast<timestamp_t>(time);  // the discard slot's entry absorbs others
     if (recent == 0) continue;
     found_.clear();
     registerTag(slot, tag.time, [this](channel_t output, timestamp_t stamped) {
@@ -230,15 +231,16 @@ Tag* Coincidences::transcribePairs(const TagBlock& block, Tag* out) {
   timestamp_t* const last = last_.data();
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
-    writer.copy(tag);
+    // Read before anything is stored (see InlineWriter).
+    const timestamp_t time = tag.time;
     const std::uint32_t slot = slot_of(tag.channel);
-    const auto earliest =
-        static_cast<timestamp_t>(static_cast<std::uint64_t>(tag.time) + minus_window);
+    writer.copy(tag);
+    const auto earliest = static_cast<timestamp_t>(static_cast<std::uint64_t>(time) + minus_window);
     const Partner* const partner = partners + slot * kGroupsPerSlot;
     for (std::size_t k = 0; k < kGroupsPerSlot; ++k) {
       writer.generateIfNotBelow(last[partner[k].slot], earliest, TagRegister::load(&partner[k]));
     }
-    last[slot] = tag.time;
+    last[slot] = time;
   }
   return writer.finish();
 }

@@ -51,8 +51,9 @@ Tag* Combiner::transcribe(const TagBlock& block, Tag* out) {
   std::lock_guard lock(counts_mutex_);
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
-    writer.copy(tag);
+    // Read before anything is stored (see InlineWriter).
     const std::uint32_t slot = slot_of(tag.channel);
+    writer.copy(tag);
     ++counts[slot];
     writer.generateIf(slot != discard ? 1 : 0, combined);
   }

@@ -91,6 +91,60 @@ void ConstantFractionDiscriminator::consume(std::span<const Tag> time_tags,
   }
 }
 
+namespace {
+
+// The edges of one channel: a tag's edge is its channel's code, compared with the rising and
+// the falling code by the conditional move itself (two instructions where a flag first made
+// and then tested takes five). The pulse start lives in a register through the block.
+struct OneChannelEdges {
+  std::uint32_t rising;
+  std::uint32_t falling;
+  timestamp_t start;
+
+  std::uint32_t edgeOf(channel_t channel) const { return static_cast<std::uint32_t>(channel); }
+  std::uint32_t inputOf(std::uint32_t) const { return 0; }
+  timestamp_t& startOf(std::uint32_t) { return start; }
+  template <class T>
+  T ifRising(std::uint32_t code, T yes, T no) const {
+    return moveIfEqual(code, rising, yes, no);
+  }
+  template <class T>
+  T ifFalling(std::uint32_t code, T yes, T no) const {
+    return moveIfEqual(code, falling, yes, no);
+  }
+};
+
+// The edges of several channels through the index: slot 2i is the rising edge of input i,
+// 2i + 1 its falling edge, the discard slot (even) neither.
+struct IndexedEdges {
+  struct Edge {
+    std::uint32_t input;
+    std::uint64_t rising;
+    std::uint64_t falling;
+  };
+  ChannelIndex::Lookup slot_of;
+  std::uint32_t discard;
+  timestamp_t* starts;
+
+  Edge edgeOf(channel_t channel) const {
+    const std::uint32_t slot = slot_of(channel);
+    const std::uint64_t falling = slot & 1;
+    return Edge{slot >> 1, (falling ^ 1) & (flagIfEqual(slot, discard) ^ 1), falling};
+  }
+  std::uint32_t inputOf(const Edge& edge) const { return edge.input; }
+  timestamp_t& startOf(const Edge& edge) { return starts[edge.input]; }
+  template <class T>
+  T ifRising(const Edge& edge, T yes, T no) const {
+    return moveIfFlag(edge.rising, yes, no);
+  }
+  template <class T>
+  T ifFalling(const Edge& edge, T yes, T no) const {
+    return moveIfFlag(edge.falling, yes, no);
+  }
+};
+
+}  // namespace
+
 // One pass, branch-free in the common case: at every tag the candidate mean time of a pulse
 // ending there is stored, then the tag itself, after the candidate when the tag does end a
 // pulse and over it otherwise. A mean belongs before the falling edge and after every earlier
@@ -98,36 +152,39 @@ void ConstantFractionDiscriminator::consume(std::span<const Tag> time_tags,
 // pulse, or the pulse begun before the block) or the mean is not before the edge (a pulse of
 // zero width) does a branch put it in place by hand. A closed pulse starts at kClosed, so the
 // window test alone says whether a falling edge ends one, and the pulse's state is one time
-// carried from tag to tag through two conditional moves. `edge_of(channel)` says which input
-// the tag belongs to and whether it is its rising or falling edge (neither for other channels);
-// `start_of(i)` is the pulse start of input i, anything for other channels (they change
-// nothing).
-template <class EdgeOf, class StartOf>
-Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* out, EdgeOf edge_of,
-                                                   StartOf start_of) {
+// carried from tag to tag through two conditional moves. `edges` (OneChannelEdges or
+// IndexedEdges) says which input a tag belongs to, holds the inputs' pulse starts, and chooses
+// by whether the tag is a rising or a falling edge (neither for other channels, whose start,
+// anything, they leave unchanged).
+template <class Edges>
+Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* out, Edges& edges) {
   const channel_t first_output = outputChannel(0);
   const auto window = static_cast<std::uint64_t>(search_window_);
+  // The width given to an edge that is not falling: beyond any window.
+  constexpr std::uint64_t kNotEnding = std::numeric_limits<std::uint64_t>::max();
   Tag* const begin = out;
   MisplacedRuns misplaced;
   // Unsigned: the time of the last tag out; a mean before it is moved.
   auto previous = static_cast<std::uint64_t>(block.begin_time);
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
+    // Read before anything is stored (see InlineWriter).
+    const TagRegister copied = TagRegister::load(&tag);
     const auto time = static_cast<std::uint64_t>(tag.time);
-    const Edge edge = edge_of(tag.channel);
-    timestamp_t& start = start_of(edge.input);
+    const auto edge = edges.edgeOf(tag.channel);
+    timestamp_t& start = edges.startOf(edge);
     // Unsigned, so a closed pulse's huge width wraps instead of overflowing.
     const std::uint64_t width = time - static_cast<std::uint64_t>(start);
     const std::uint64_t mean = static_cast<std::uint64_t>(start) + (width >> 1);
-    const std::uint64_t ends = edge.falling & opaqueFlag(width <= window);
-    start = moveIfFlag(edge.falling, kClosed, moveIfFlag(edge.rising, tag.time, start));
-    const channel_t output = first_output + static_cast<channel_t>(edge.input);
+    const std::uint64_t ends = opaqueFlag(edges.ifFalling(edge, width, kNotEnding) <= window);
+    start = edges.ifFalling(edge, kClosed, edges.ifRising(edge, tag.time, start));
+    const channel_t output = first_output + static_cast<channel_t>(edges.inputOf(edge));
     // In place when previous <= mean < time, one unsigned comparison.
     const std::uint64_t in_place = opaqueFlag(mean - previous < time - previous);
     if ((ends & ~in_place) != 0) [[unlikely]] {
       // See the class comment for the block's start.
       const timestamp_t placed = std::max(static_cast<timestamp_t>(mean), block.begin_time);
-      *out++ = tag;
+      copied.store(out++);
       out = insertByTime(begin, out, Tag{TagType::TimeTag, 0, 0, output, placed});
       previous = static_cast<std::uint64_t>(out[-1].time);
       if (placed == tag.time) misplaced.note(placed);  // input tags of this time may follow
@@ -135,41 +192,23 @@ Tag* ConstantFractionDiscriminator::transcribeWith(const TagBlock& block, Tag* o
     }
     storeTimeTag(out, timeTagHeader(output), static_cast<timestamp_t>(mean));
     out += ends;
-    *out++ = tag;
+    copied.store(out++);
     previous = time;
   }
   misplaced.repair(begin, out, first_output, channels_.size());
   return out;
 }
 
-// One input compares channels directly and keeps its pulse start in a register; several look their
-// edges up and index their pulse starts.
 Tag* ConstantFractionDiscriminator::transcribe(const TagBlock& block, Tag* out) {
   if (channels_.size() == 1) {
-    const auto rising = static_cast<std::uint32_t>(channels_[0]);
-    const auto falling = static_cast<std::uint32_t>(-channels_[0]);
-    timestamp_t start = starts_[0];
-    Tag* const end = transcribeWith(
-        block, out,
-        [=](channel_t channel) {
-          const auto code = static_cast<std::uint32_t>(channel);
-          return Edge{0, flagIfEqual(code, rising), flagIfEqual(code, falling)};
-        },
-        [&](std::uint32_t) -> timestamp_t& { return start; });
-    starts_[0] = start;
+    OneChannelEdges edges{static_cast<std::uint32_t>(channels_[0]),
+                          static_cast<std::uint32_t>(-channels_[0]), starts_[0]};
+    Tag* const end = transcribeWith(block, out, edges);
+    starts_[0] = edges.start;
     return end;
   }
-  const ChannelIndex::Lookup slot_of = edges_.lookup();
-  const auto discard = static_cast<std::uint32_t>(edges_.discardSlot());
-  timestamp_t* const starts = starts_.data();
-  return transcribeWith(
-      block, out,
-      [=](channel_t channel) {
-        const std::uint32_t slot = slot_of(channel);
-        const std::uint64_t falling = slot & 1;  // the discard slot 2n is even
-        return Edge{slot >> 1, (falling ^ 1) & (flagIfEqual(slot, discard) ^ 1), falling};
-      },
-      [starts](std::uint32_t i) -> timestamp_t& { return starts[i]; });
+  IndexedEdges edges{edges_.lookup(), edges_.discardSlot(), starts_.data()};
+  return transcribeWith(block, out, edges);
 }
 
 void ConstantFractionDiscriminator::forgetHistory() {

@@ -48,12 +48,16 @@ Tag* DelayedChannel::transcribe(const TagBlock& block, Tag* out) {
   std::size_t end = owed_.end;
   for (const Tag& tag : block.tags) {
     prefetchAhead(&tag);
-    while (head != end && owed[head] < tag.time) {
+    // Read before anything is stored (see InlineWriter).
+    const timestamp_t time = tag.time;
+    const channel_t channel = tag.channel;
+    const TagRegister copied = TagRegister::load(&tag);
+    while (head != end && owed[head] < time) {
       *out++ = Tag{TagType::TimeTag, 0, 0, output, owed[head++]};
     }
-    *out++ = tag;
-    owed[end] = tag.time + delay;
-    end += tag.channel == input ? 1 : 0;
+    copied.store(out++);
+    owed[end] = time + delay;
+    end += channel == input ? 1 : 0;
   }
   for (; head != end && owed[head] < block.end_time; ++head) {
     *out++ = Tag{TagType::TimeTag, 0, 0, output, owed[head]};

@@ -215,12 +215,15 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
     const PredictionRow<kLanes>* row = rows;
     for (const Tag* tag = chunk; tag != chunk_end; ++tag) {
       __builtin_prefetch(tag + kChunk);
+      // Read before anything is stored (see InlineWriter).
+      const TagRegister copied = TagRegister::load(tag);
+      const channel_t channel = tag->channel;
       const std::uint64_t due = countBefore<kLanes>(row->times, tag->time);
       writer.emitFirst(row->tags + emitted, due - emitted);
-      writer.copyAfterOwed(*tag);
+      writer.copyAfterOwed(copied);
       // An input of the multiplied channel moves to the next row, nothing of it emitted yet.
-      emitted = moveIfEqual(tag->channel, input_channel, std::uint64_t{0}, due);
-      row = moveIfEqual(tag->channel, input_channel, row + 1, row);
+      emitted = moveIfEqual(channel, input_channel, std::uint64_t{0}, due);
+      row = moveIfEqual(channel, input_channel, row + 1, row);
     }
     if (row != rows) rows[0] = *row;
     chunk = chunk_end;

@@ -35,17 +35,11 @@ class ConstantFractionDiscriminator : public VirtualChannel {
   // the search window of it (short of a stream within search_window of the smallest time).
   static constexpr timestamp_t kClosed = std::numeric_limits<timestamp_t>::min();
 
-  struct Edge {
-    std::uint32_t input;  // index in channels_ (channels_.size() for other channels)
-    std::uint64_t rising;
-    std::uint64_t falling;
-  };
-
   // Reads one selected edge; true when it ends a pulse within the search window, whose mean
   // time is then in `mean`.
   bool endsPulse(std::uint32_t slot, timestamp_t time, timestamp_t& mean);
-  template <class EdgeOf, class StartOf>
-  Tag* transcribeWith(const TagBlock& block, Tag* out, EdgeOf edge_of, StartOf start_of);
+  template <class Edges>
+  Tag* transcribeWith(const TagBlock& block, Tag* out, Edges& edges);
 
   std::vector<channel_t> channels_;
   timestamp_t search_window_;
