@@ -131,10 +131,10 @@ class VirtualChannel {
   // input tag that causes them: their fast path (transcribe), taken for blocks without special
   // tags while no overflow is open, saves the separate merge.
   //
-  // A loop reads what it needs of an input tag (its time, channel, the tag itself) before it
-  // stores anything: the compiler cannot tell the output from the input, so a field read after
-  // a store is loaded again, and that load may wait on the store (DelayedChannel 300 -> 349 M
-  // tags/s, Coincidences 334 -> 366 in tagflow-microbench).
+  // A fast path reads what it needs of an input tag (its time, channel, the tag itself) before
+  // it stores anything: the compiler cannot tell the output from the input, so a field read
+  // after a store is loaded again, and that load may wait on the store (figures in
+  // docs/benchmarks.md, "Virtual channels").
   class InlineWriter {
    public:
     // Generated tags are those on channels first_output .. first_output + outputs - 1.
