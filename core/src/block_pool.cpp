@@ -31,9 +31,9 @@ BlockPool::BlockPool(std::size_t count, std::size_t tags_per_block) {
   for (std::size_t i = 0; i < count; ++i) {
     auto block = std::make_unique<PooledBlock>();
     block->pool = this;
-    // resize, not reserve: the pages are touched here, at start-up, not on the hot path.
+    // resize, not reserve: the pages are touched here, at start-up, not on the hot path, and
+    // a writer that resizes within this size (a virtual channel) initialises nothing there.
     block->buffer.storage.resize(tags_per_block);
-    block->buffer.storage.clear();
     block->buffer.special.reserve(1024);
     free_.push_back(block.get());
     blocks_.push_back(std::move(block));

@@ -525,7 +525,8 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
         consumer.channel = channel;
         consumer.reads = topology.virtual_parent[node] + 1;
         consumer.publishes = static_cast<int>(node) + 1;
-        consumer.pool = std::make_unique<BlockPool>(pool_blocks, source_.maxBlockTags());
+        consumer.pool = std::make_unique<BlockPool>(
+            pool_blocks, VirtualChannel::outputBufferTags(source_.maxBlockTags()));
         run->connect(consumer, run->newTimer(channel->name(), channel->kind()));
       }
       for (std::size_t i = 0; i < measurements_.size(); ++i) {

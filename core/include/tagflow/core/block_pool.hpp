@@ -53,7 +53,7 @@ struct PooledBlock {
 
 class BlockPool {
  public:
-  // `count` buffers, each with room for `tags_per_block` tags (touched now, not later).
+  // `count` buffers, each with storage of `tags_per_block` tags (touched now, not later).
   BlockPool(std::size_t count, std::size_t tags_per_block);
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;

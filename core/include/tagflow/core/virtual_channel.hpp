@@ -68,6 +68,11 @@ class VirtualChannel {
   void clear() { clear_requested_.store(true, std::memory_order_release); }
 
   // Graph side.
+  // The storage to give each output buffer for blocks of up to `block_tags` tags: the most a
+  // fast path may use, so that no buffer grows, touching fresh memory, while the stream runs.
+  static std::size_t outputBufferTags(std::size_t block_tags) {
+    return kMaxTranscribeRoom * block_tags;
+  }
   void assignChannels(channel_t first_output);
   void streamStarting();
   // Fills `out` with `in` plus the generated tags. When nothing was generated `out.tags`
