@@ -1,6 +1,7 @@
 #include "tagflow/channels/frequency_multiplier.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <limits>
 
@@ -120,6 +121,38 @@ std::uint64_t countBefore(const timestamp_t* times, timestamp_t time) {
 #endif
 }
 
+// sizeof(Tag) times the number of bits set in each mask of `Lanes` bits: the bytes of output
+// that the lanes a comparison found earlier take up.
+template <std::size_t Lanes>
+constexpr auto kMaskBytes = [] {
+  std::array<std::uint8_t, std::size_t{1} << Lanes> bytes{};
+  for (std::size_t mask = 0; mask < bytes.size(); ++mask) {
+    bytes[mask] = static_cast<std::uint8_t>(std::popcount(mask) * sizeof(Tag));
+  }
+  return bytes;
+}();
+
+// countBefore() in bytes of tags, looked up by the comparison's mask in `mask_bytes`
+// (kMaskBytes<Lanes>): a load, where a count would take a population count and a shift, both on
+// the arithmetic ports that bound the loop.
+template <std::size_t Lanes>
+std::uint64_t bytesBefore(const timestamp_t* times, timestamp_t time,
+                          const std::uint8_t* mask_bytes) {
+  unsigned earlier = 0;
+#if defined(__AVX2__)
+  const __m256i now = _mm256_set1_epi64x(time);
+  for (std::size_t lane = 0; lane < Lanes; lane += 4) {
+    const __m256i later =
+        _mm256_cmpgt_epi64(now, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(times + lane)));
+    earlier |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(later))) << lane;
+  }
+#else
+  for (std::size_t lane = 0; lane < Lanes; ++lane)
+    earlier |= (times[lane] < time ? 1u : 0u) << lane;
+#endif
+  return mask_bytes[earlier];
+}
+
 template <class Row>
 void setRowTime(Row& row, std::size_t index, timestamp_t time) {
   row.times[index] = time;
@@ -160,7 +193,6 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
   bool seen_input = last_input_.has_value();
   timestamp_t last_input = last_input_.value_or(0);
   const channel_t input_channel = input_;
-  const auto input = static_cast<std::uint32_t>(input_channel);
   constexpr std::size_t kLanes = M <= 4 ? 4 : 8;
   PredictionRow<kLanes>* const rows = [this] {
     if constexpr (kLanes == 4) {
@@ -181,7 +213,8 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
 #pragma GCC unroll 4
     for (const Tag* tag = chunk; tag != chunk_end; ++tag) {
       ticks_[count] = tag->time;
-      count += flagIfEqual(static_cast<std::uint32_t>(tag->channel), input);
+      count = countIfEqual(count, static_cast<std::uint32_t>(tag->channel),
+                           static_cast<std::uint32_t>(input_channel));
     }
     // This chunk's tags, the rows it reaches, the rest of the current row and the candidates.
     if (writer.end() + (chunk_end - chunk) + M * count + kLanes + 2 > room_end) [[unlikely]] {
@@ -213,18 +246,26 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
       seen_input = true;
     }
     const PredictionRow<kLanes>* row = rows;
+    // Counted in bytes, not tags: nothing is scaled in the loop.
+    std::uint64_t emitted_bytes = emitted * sizeof(Tag);
+    // Opaque, so that the table's address stays in a register instead of being made again in
+    // every iteration.
+    const std::uint8_t* mask_bytes = kMaskBytes<kLanes>.data();
+    asm("" : "+r"(mask_bytes));
     for (const Tag* tag = chunk; tag != chunk_end; ++tag) {
       __builtin_prefetch(tag + kChunk);
       // Read before anything is stored (see InlineWriter).
       const TagRegister copied = TagRegister::load(tag);
       const channel_t channel = tag->channel;
-      const std::uint64_t due = countBefore<kLanes>(row->times, tag->time);
-      writer.emitFirst(row->tags + emitted, due - emitted);
+      std::uint64_t due_bytes = bytesBefore<kLanes>(row->times, tag->time, mask_bytes);
+      writer.emitFirstBytes(reinterpret_cast<const char*>(row->tags) + emitted_bytes,
+                            due_bytes - emitted_bytes);
       writer.copyAfterOwed(copied);
       // An input of the multiplied channel moves to the next row, nothing of it emitted yet.
-      emitted = moveIfEqual(channel, input_channel, std::uint64_t{0}, due);
-      row = moveIfEqual(channel, input_channel, row + 1, row);
+      moveBothIfEqual(channel, input_channel, due_bytes, std::uint64_t{0}, row, row + 1);
+      emitted_bytes = due_bytes;
     }
+    emitted = emitted_bytes / sizeof(Tag);
     if (row != rows) rows[0] = *row;
     chunk = chunk_end;
   }
