@@ -253,7 +253,9 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
     const std::uint8_t* mask_bytes = kMaskBytes<kLanes>.data();
     asm("" : "+r"(mask_bytes));
     for (const Tag* tag = chunk; tag != chunk_end; ++tag) {
-      __builtin_prefetch(tag + kChunk);
+      // Two chunks ahead: the gather pass reads a chunk first, and one chunk ahead left the
+      // prefetches for the end of the next chunk still in flight when it got there.
+      __builtin_prefetch(tag + 2 * kChunk);
       // Read before anything is stored (see InlineWriter).
       const TagRegister copied = TagRegister::load(tag);
       const channel_t channel = tag->channel;
