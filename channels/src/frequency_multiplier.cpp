@@ -102,27 +102,27 @@ namespace {
 
 constexpr timestamp_t kNever = std::numeric_limits<timestamp_t>::max();
 
-// How many of the `Lanes` `times` are before `time`.
+// Which of the `Lanes` `times` are before `time`: bit j for times[j].
 template <std::size_t Lanes>
-std::uint64_t countBefore(const timestamp_t* times, timestamp_t time) {
+unsigned earlierLanes(const timestamp_t* times, timestamp_t time) {
+  unsigned earlier = 0;
 #if defined(__AVX2__)
   const __m256i now = _mm256_set1_epi64x(time);
-  unsigned earlier = 0;
   for (std::size_t lane = 0; lane < Lanes; lane += 4) {
     const __m256i later =
         _mm256_cmpgt_epi64(now, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(times + lane)));
     earlier |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(later))) << lane;
   }
-  return static_cast<std::uint64_t>(std::popcount(earlier));
 #else
-  std::uint64_t earlier = 0;
-  for (std::size_t lane = 0; lane < Lanes; ++lane) earlier += times[lane] < time ? 1 : 0;
-  return earlier;
+  for (std::size_t lane = 0; lane < Lanes; ++lane) {
+    earlier |= (times[lane] < time ? 1u : 0u) << lane;
+  }
 #endif
+  return earlier;
 }
 
 // sizeof(Tag) times the number of bits set in each mask of `Lanes` bits: the bytes of output
-// that the lanes a comparison found earlier take up.
+// that the lanes found earlier take up.
 template <std::size_t Lanes>
 constexpr auto kMaskBytes = [] {
   std::array<std::uint8_t, std::size_t{1} << Lanes> bytes{};
@@ -132,25 +132,13 @@ constexpr auto kMaskBytes = [] {
   return bytes;
 }();
 
-// countBefore() in bytes of tags, looked up by the comparison's mask in `mask_bytes`
+// The bytes of output that the `times` before `time` take up, looked up in `mask_bytes`
 // (kMaskBytes<Lanes>): a load, where a count would take a population count and a shift, both on
 // the arithmetic ports that bound the loop.
 template <std::size_t Lanes>
 std::uint64_t bytesBefore(const timestamp_t* times, timestamp_t time,
                           const std::uint8_t* mask_bytes) {
-  unsigned earlier = 0;
-#if defined(__AVX2__)
-  const __m256i now = _mm256_set1_epi64x(time);
-  for (std::size_t lane = 0; lane < Lanes; lane += 4) {
-    const __m256i later =
-        _mm256_cmpgt_epi64(now, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(times + lane)));
-    earlier |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(later))) << lane;
-  }
-#else
-  for (std::size_t lane = 0; lane < Lanes; ++lane)
-    earlier |= (times[lane] < time ? 1u : 0u) << lane;
-#endif
-  return mask_bytes[earlier];
+  return mask_bytes[earlierLanes<Lanes>(times, time)];
 }
 
 template <class Row>
@@ -271,7 +259,8 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
     if (row != rows) rows[0] = *row;
     chunk = chunk_end;
   }
-  const std::uint64_t due = countBefore<kLanes>(rows[0].times, block.end_time);
+  const auto due = static_cast<std::uint64_t>(
+      std::popcount(earlierLanes<kLanes>(rows[0].times, block.end_time)));
   writer.emitFirst(rows[0].tags + emitted, due - emitted);
   owed_.clear();
   for (std::size_t j = due; j < row_size; ++j) owed_.push_back(rows[0].times[j]);
