@@ -193,7 +193,12 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
   for (std::size_t j = 0; j < kLanes; ++j) {
     setRowTime(rows[0], j, j < row_size ? owed_[j] : kNever);
   }
-  std::uint64_t emitted = 0;  // of the current row
+  // Of the current row, counted in bytes of output, not tags: nothing is scaled in the loop.
+  std::uint64_t emitted_bytes = 0;
+  // Opaque, so that the table's address stays in a register instead of being made again in
+  // every iteration.
+  const std::uint8_t* mask_bytes = kMaskBytes<kLanes>.data();
+  asm("" : "+r"(mask_bytes));
   InlineWriter writer(out, outputChannel());
   for (const Tag* chunk = block.tags.data(); chunk != end;) {
     const Tag* const chunk_end = chunk + std::min<std::ptrdiff_t>(kChunk, end - chunk);
@@ -234,12 +239,6 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
       seen_input = true;
     }
     const PredictionRow<kLanes>* row = rows;
-    // Counted in bytes, not tags: nothing is scaled in the loop.
-    std::uint64_t emitted_bytes = emitted * sizeof(Tag);
-    // Opaque, so that the table's address stays in a register instead of being made again in
-    // every iteration.
-    const std::uint8_t* mask_bytes = kMaskBytes<kLanes>.data();
-    asm("" : "+r"(mask_bytes));
     for (const Tag* tag = chunk; tag != chunk_end; ++tag) {
       // Two chunks ahead: the gather pass reads a chunk first, and one chunk ahead left the
       // prefetches for the end of the next chunk still in flight when it got there.
@@ -255,15 +254,16 @@ Tag* FrequencyMultiplier::transcribeWith(const TagBlock& block, Tag* out) {
       moveBothIfEqual(channel, input_channel, due_bytes, std::uint64_t{0}, row, row + 1);
       emitted_bytes = due_bytes;
     }
-    emitted = emitted_bytes / sizeof(Tag);
     if (row != rows) rows[0] = *row;
     chunk = chunk_end;
   }
-  const auto due = static_cast<std::uint64_t>(
-      std::popcount(earlierLanes<kLanes>(rows[0].times, block.end_time)));
-  writer.emitFirst(rows[0].tags + emitted, due - emitted);
+  const std::uint64_t due_bytes = bytesBefore<kLanes>(rows[0].times, block.end_time, mask_bytes);
+  writer.emitFirstBytes(reinterpret_cast<const char*>(rows[0].tags) + emitted_bytes,
+                        due_bytes - emitted_bytes);
   owed_.clear();
-  for (std::size_t j = due; j < row_size; ++j) owed_.push_back(rows[0].times[j]);
+  for (std::size_t j = due_bytes / sizeof(Tag); j < row_size; ++j) {
+    owed_.push_back(rows[0].times[j]);
+  }
   if (seen_input) last_input_ = last_input;
   return writer.finish();
 }

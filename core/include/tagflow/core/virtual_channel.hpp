@@ -154,7 +154,7 @@ class VirtualChannel {
       copied_ = TagRegister::load(&tag);
       copied_.store(out_++);
     }
-    // copy() for a writer that only emits tags owed from earlier (emit(), emitFirst()), never
+    // copy() for a writer that only emits tags owed from earlier (emit(), emitFirstBytes()), never
     // one at the copied tag's time: nothing can be misplaced, and the test is left out.
     void copyAfterOwed(const Tag& tag) { *out_++ = tag; }
     void copyAfterOwed(TagRegister tag) { tag.store(out_++); }
@@ -184,19 +184,17 @@ class VirtualChannel {
     void insertEarlier(const Tag& tag) {
       out_ = insertByTime(begin_, out_, tag);
     }
-    // The first `count` of `tags`, owed from earlier and due before the next input tag: two
-    // stored as candidates (`tags` must hold two), a third and more with a branch.
-    void emitFirst(const Tag* tags, std::uint64_t count) {
-      storeTwo(tags);
-      if (count > 2) [[unlikely]] {
-        for (std::uint64_t i = 2; i < count; ++i) out_[i] = tags[i];
-      }
-      out_ += count;
-    }
-    // emitFirst() with the tags from `tags`, `bytes` of them: for a loop that counts in bytes,
-    // where a count of tags would be scaled on every use.
+    // The first `bytes` of `tags`, tags owed from earlier and due before the next input tag
+    // (counted in bytes, so that a loop that counts them so scales nothing): two stored as
+    // candidates (`tags` must hold two), a third and more with a branch.
     void emitFirstBytes(const char* tags, std::uint64_t bytes) {
-      storeTwo(reinterpret_cast<const Tag*>(tags));
+#if defined(__AVX__)
+      // One 32-byte move (a memcpy of two tags becomes two 16-byte moves).
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out_),
+                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tags)));
+#else
+      std::memcpy(out_, tags, 2 * sizeof(Tag));
+#endif
       if (bytes > 2 * sizeof(Tag)) [[unlikely]] {
         const auto* const first = reinterpret_cast<const Tag*>(tags);
         for (std::uint64_t i = 2; i < bytes / sizeof(Tag); ++i) out_[i] = first[i];
@@ -218,16 +216,6 @@ class VirtualChannel {
     }
 
    private:
-    // The first two of `tags` at the end of the output, which does not advance.
-    void storeTwo(const Tag* tags) {
-#if defined(__AVX__)
-      // One 32-byte move (a memcpy of two tags becomes two 16-byte moves).
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out_),
-                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tags)));
-#else
-      std::memcpy(out_, tags, 2 * sizeof(Tag));
-#endif
-    }
     // Called before copying an input tag at `time` when the tag copied last had that time:
     // a generated tag written just before is misplaced. Only generated tags carry this
     // node's output channels, so the last tag out tells, without tracking per tag.
