@@ -1,7 +1,7 @@
 #include "bench_stream.hpp"
 
 #include "tagflow/io/source_registry.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 
 namespace tagflow::bench {
 

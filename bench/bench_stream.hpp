@@ -10,7 +10,7 @@
 
 #include "tagflow/core/measurement.hpp"
 #include "tagflow/core/tag.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 
 namespace tagflow::bench {
 

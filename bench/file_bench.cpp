@@ -15,11 +15,11 @@
 
 #include "bench_stream.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/memory_source.hpp"
-#include "tagflow/io/synthetic_source.hpp"
-#include "tagflow/io/tag_file_codec.hpp"
-#include "tagflow/io/tag_file_writer.hpp"
-#include "tagflow/measurements/file_writer.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
+#include "tagflow/io/tagfile/codec.hpp"
+#include "tagflow/io/tagfile/file_writer.hpp"
+#include "tagflow/io/tagfile/writer.hpp"
 
 namespace tagflow::bench {
 namespace {

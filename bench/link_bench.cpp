@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "bench_stream.hpp"
-#include "tagflow/io/udp_stream_sender.hpp"
-#include "tagflow/io/udp_wire.hpp"
+#include "tagflow/io/udp/stream_sender.hpp"
+#include "tagflow/io/udp/wire.hpp"
 
 namespace tagflow::bench {
 

@@ -4,7 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_stream.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/correlation.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/hdf5_writer.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/frequency_stability.hpp"
 #include "tagflow/measurements/phase_noise.hpp"
 

@@ -12,9 +12,9 @@
 
 #include "tagflow/core/measurement.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/hdf5_writer.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
 #include "tagflow/io/source_registry.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 
 namespace {
 

@@ -10,10 +10,10 @@
 
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/source_registry.hpp"
-#include "tagflow/io/synthetic_source.hpp"
-#include "tagflow/io/tag_file_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
+#include "tagflow/io/tagfile/file_reader.hpp"
+#include "tagflow/io/tagfile/file_writer.hpp"
 #include "tagflow/measurements/correlation.hpp"
-#include "tagflow/measurements/file_writer.hpp"
 
 int main(int argc, char** argv) {
   using namespace tagflow;

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "tagflow/core/error.hpp"
-#include "tagflow/io/tag_file_codec.hpp"
-#include "tagflow/io/tag_file_format.hpp"
-#include "tagflow/io/tag_file_reader.hpp"
+#include "tagflow/io/tagfile/codec.hpp"
+#include "tagflow/io/tagfile/format.hpp"
+#include "tagflow/io/tagfile/reader.hpp"
 
 namespace {
 

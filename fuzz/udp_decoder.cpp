@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "tagflow/io/udp_wire.hpp"
+#include "tagflow/io/udp/wire.hpp"
 
 using namespace tagflow;
 

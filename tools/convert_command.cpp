@@ -3,10 +3,10 @@
 
 #include "commands.hpp"
 #include "tagflow/core/error.hpp"
-#include "tagflow/io/raw_file.hpp"
-#include "tagflow/io/tag_file_photon_hdf5.hpp"
-#include "tagflow/io/tag_file_source.hpp"
-#include "tagflow/io/tag_file_writer.hpp"
+#include "tagflow/io/hdf5/photon_hdf5.hpp"
+#include "tagflow/io/sources/raw_file.hpp"
+#include "tagflow/io/tagfile/file_reader.hpp"
+#include "tagflow/io/tagfile/writer.hpp"
 
 namespace tagflow::cli {
 

@@ -7,7 +7,7 @@
 #include "error_context.hpp"
 #include "tagflow/channels/registry.hpp"
 #include "tagflow/core/error.hpp"
-#include "tagflow/measurements/registry.hpp"
+#include "tagflow/kinds.hpp"
 
 namespace tagflow::cli {
 

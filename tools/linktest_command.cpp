@@ -13,10 +13,10 @@
 #include "commands.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/source_registry.hpp"
-#include "tagflow/io/synthetic_source.hpp"
-#include "tagflow/io/udp_interface.hpp"
-#include "tagflow/io/udp_stream_sender.hpp"
-#include "tagflow/io/udp_stream_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
+#include "tagflow/io/udp/interface.hpp"
+#include "tagflow/io/udp/stream_sender.hpp"
+#include "tagflow/io/udp/stream_source.hpp"
 
 namespace tagflow::cli {
 

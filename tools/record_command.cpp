@@ -3,8 +3,8 @@
 #include "commands.hpp"
 #include "run_config.hpp"
 #include "tagflow/core/error.hpp"
-#include "tagflow/io/raw_file.hpp"
 #include "tagflow/io/source_registry.hpp"
+#include "tagflow/io/sources/raw_file.hpp"
 
 namespace tagflow::cli {
 

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,9 +12,9 @@
 #include "tagflow/channels/registry.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/hdf5_writer.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
 #include "tagflow/io/source_registry.hpp"
-#include "tagflow/measurements/registry.hpp"
+#include "tagflow/kinds.hpp"
 
 namespace tagflow::cli {
 
@@ -80,27 +81,28 @@ int runCommand(const RunOptions& options) {
 }
 
 std::string kindsHelp() {
-  std::ostringstream out;
-  out << "Source kinds ([source] kind = ...):\n";
+  std::string out = "Source kinds ([source] kind = ...):\n";
   for (const auto& kind : sourceKinds()) {
-    out << "  " << kind.kind << ": " << kind.summary << "\n";
-    for (const auto& [key, help] : kind.keys) out << "      " << key << ": " << help << "\n";
+    out += fmt::format("  {}: {}\n{}", kind.schema->kind(), kind.schema->summary(),
+                       kind.schema->help());
+    for (const ParameterSchema* table : kind.tables) {
+      out += fmt::format("    {}\n{}", table->summary(), table->help("        "));
+    }
   }
-  out << "Measurement kinds ([[measurement]] kind = ..., name = ...):\n";
-  for (const auto& kind : measurementKinds()) {
-    out << "  " << kind.kind << ": " << kind.summary << "\n";
-    for (const auto& key : kind.keys) out << "      " << key.key << ": " << key.help << "\n";
+  out += "Measurement kinds ([[measurement]] kind = ..., name = ...):\n";
+  for (const auto& kind : allMeasurementKinds()) {
+    out += fmt::format("  {}: {}\n{}", kind.kind(), kind.schema->summary(), kind.schema->help());
   }
-  out << "Virtual channel kinds ([[channel]] kind = ..., name = ...; a channel key of any node "
-         "may\n"
-         "name a virtual channel instead of a number: \"name\", or \"name:i\" for output i):\n";
+  out +=
+      "Virtual channel kinds ([[channel]] kind = ..., name = ...; a channel key of any node may\n"
+      "name a virtual channel instead of a number: \"name\", or \"name:i\" for output i):\n";
   for (const auto& kind : virtualChannelKinds()) {
-    out << "  " << kind.kind << ": " << kind.summary << "\n";
-    for (const auto& key : kind.keys) out << "      " << key.key << ": " << key.help << "\n";
+    out += fmt::format("  {}: {}\n{}", kind.kind(), kind.schema->summary(), kind.schema->help());
   }
-  out << "[run] keys: output (default results.h5), duration_ps (stream time to process),\n"
-         "      threads (0 = all cores), max_blocks_in_flight (default 8)\n";
-  return out.str();
+  out +=
+      "[run] keys: output (default results.h5), duration_ps (stream time to process),\n"
+      "      threads (0 = all cores), max_blocks_in_flight (default 8)\n";
+  return out;
 }
 
 }  // namespace tagflow::cli

@@ -8,7 +8,7 @@
 #include "run_config.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/source_registry.hpp"
-#include "tagflow/io/udp_stream_sender.hpp"
+#include "tagflow/io/udp/stream_sender.hpp"
 
 namespace tagflow::cli {
 

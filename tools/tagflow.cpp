@@ -9,7 +9,7 @@
 
 #include "commands.hpp"
 #include "tagflow/core/error.hpp"
-#include "tagflow/io/hdf5_writer.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
 
 int main(int argc, char** argv) {
   using namespace tagflow;

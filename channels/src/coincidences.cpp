@@ -4,9 +4,12 @@
 #include <limits>
 #include <set>
 
+#include "fast_path/inline_writer.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
+
+using namespace fast_path;
 
 namespace {
 
@@ -43,10 +46,11 @@ std::vector<channel_t> distinctChannels(const std::vector<std::vector<channel_t>
   return channels;
 }
 
-Parameters coincidenceParameters(const std::vector<std::vector<channel_t>>& groups,
+Parameters coincidenceParameters(const ParameterSchema& schema,
+                                 const std::vector<std::vector<channel_t>>& groups,
                                  timestamp_t window, CoincidenceTimestamp timestamp) {
   Parameters parameters;
-  if (groups.size() == 1) {
+  if (schema.find("channels") != nullptr && groups.size() == 1) {
     parameters.set("channels", std::vector<std::int64_t>(groups[0].begin(), groups[0].end()));
   } else {
     for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -59,7 +63,39 @@ Parameters coincidenceParameters(const std::vector<std::vector<channel_t>>& grou
   return parameters;
 }
 
+ParameterSpec windowKey() {
+  return ParameterSpec::integer("coincidence_window")
+      .unit("ps")
+      .atLeast(1)
+      .byDefault(std::int64_t{1000})
+      .help("the window within which all channels of a group must fire");
+}
+
+ParameterSpec timestampKey() {
+  return ParameterSpec::text("timestamp")
+      .oneOf({"Last", "Average", "First", "ListedFirst"})
+      .byDefault(std::string("Last"))
+      .help("the time a coincidence is stamped with");
+}
+
 }  // namespace
+
+const ParameterSchema& Coincidences::schema() {
+  static const ParameterSchema schema(
+      "Coincidences", "Coincidence for several groups at once, one output channel per group",
+      {ParameterSpec::channels("group").numbered().sizeBetween(2, 64).help(
+           "the channels of one group, one output channel per group (64 distinct at most)"),
+       windowKey(), timestampKey()});
+  return schema;
+}
+
+const ParameterSchema& Coincidence::schema() {
+  static const ParameterSchema schema(
+      "Coincidence", "a tag whenever all listed channels fired within the window",
+      {ParameterSpec::channels("channels").sizeBetween(2, 64).help("the channels that must fire"),
+       windowKey(), timestampKey()});
+  return schema;
+}
 
 CoincidenceTimestamp coincidenceTimestampFrom(std::string_view text) {
   for (auto choice : {CoincidenceTimestamp::Last, CoincidenceTimestamp::Average,
@@ -86,19 +122,17 @@ std::string_view toString(CoincidenceTimestamp timestamp) {
 
 Coincidences::Coincidences(std::string name, std::vector<std::vector<channel_t>> groups,
                            timestamp_t window, CoincidenceTimestamp timestamp)
-    : Coincidences("Coincidences", std::move(name), std::move(groups), window, timestamp) {}
+    : Coincidences(schema(), std::move(name), std::move(groups), window, timestamp) {}
 
-Coincidences::Coincidences(std::string kind, std::string name,
+Coincidences::Coincidences(const ParameterSchema& schema, std::string name,
                            std::vector<std::vector<channel_t>> groups, timestamp_t window,
                            CoincidenceTimestamp timestamp)
-    : VirtualChannel(kind, name, coincidenceParameters(groups, window, timestamp), groups.size()),
+    : VirtualChannel(schema, name, coincidenceParameters(schema, groups, window, timestamp),
+                     groups.size()),
       window_(window),
       timestamp_(timestamp),
-      index_(distinctChannels(groups, kind + " '" + name + "'"), kind + " '" + name + "'") {
-  if (window <= 0) {
-    throw InvalidArgument(kind + " '" + name + "': coincidence_window " + std::to_string(window) +
-                          " ps is invalid (valid: > 0)");
-  }
+      index_(distinctChannels(groups, schema.kind() + " '" + name + "'"),
+             schema.kind() + " '" + name + "'") {
   groups_of_slot_.resize(index_.size() + 1);
   for (std::size_t g = 0; g < groups.size(); ++g) {
     Group group;
@@ -273,6 +307,6 @@ void Coincidences::forgetHistory() {
 
 Coincidence::Coincidence(std::string name, std::vector<channel_t> channels, timestamp_t window,
                          CoincidenceTimestamp timestamp)
-    : Coincidences("Coincidence", std::move(name), {std::move(channels)}, window, timestamp) {}
+    : Coincidences(schema(), std::move(name), {std::move(channels)}, window, timestamp) {}
 
 }  // namespace tagflow

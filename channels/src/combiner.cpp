@@ -1,25 +1,24 @@
 #include "tagflow/channels/combiner.hpp"
 
+#include "fast_path/inline_writer.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
 
-namespace {
+using namespace fast_path;
 
-std::vector<channel_t> requireSome(std::vector<channel_t> channels, const std::string& name) {
-  if (channels.empty()) {
-    throw InvalidArgument("Combiner '" + name + "': channels is empty (valid: one or more)");
-  }
-  return channels;
+const ParameterSchema& Combiner::schema() {
+  static const ParameterSchema schema(
+      "Combiner", "the logical OR of channels: one tag per input tag",
+      {ParameterSpec::channels("channels").sizeBetween(1, SIZE_MAX).help("channels to merge")});
+  return schema;
 }
-
-}  // namespace
 
 Combiner::Combiner(std::string name, std::vector<channel_t> channels)
     : VirtualChannel(
-          "Combiner", name,
+          schema(), name,
           Parameters{{"channels", std::vector<std::int64_t>(channels.begin(), channels.end())}}),
-      index_(requireSome(std::move(channels), name), "Combiner '" + name + "'"),
+      index_(std::move(channels), "Combiner '" + name + "'"),
       counts_(index_.size() + 1, 0) {}
 
 void Combiner::consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) {

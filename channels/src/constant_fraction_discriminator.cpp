@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <set>
 
-#include "tagflow/core/branch_free.hpp"
+#include "fast_path/inline_writer.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
+
+using namespace fast_path;
 
 namespace {
 
@@ -20,7 +22,6 @@ std::vector<channel_t> bothEdges(const std::vector<channel_t>& channels) {
 }
 
 std::vector<channel_t> checkedChannels(std::vector<channel_t> channels, const std::string& label) {
-  if (channels.empty()) throw InvalidArgument(label + ": channels is empty (valid: one or more)");
   for (channel_t channel : channels) {
     if (channel <= 0) {
       throw InvalidArgument(label + ": channel " + std::to_string(channel) +
@@ -40,11 +41,23 @@ std::vector<channel_t> checkedChannels(std::vector<channel_t> channels, const st
 
 }  // namespace
 
+const ParameterSchema& ConstantFractionDiscriminator::schema() {
+  static const ParameterSchema schema(
+      "ConstantFractionDiscriminator",
+      "mean time of each pulse's rising and falling edge, one output per channel",
+      {ParameterSpec::channels("channels")
+           .atLeast(1)
+           .sizeBetween(1, SIZE_MAX)
+           .help("rising-edge channels; their falling edges (-channel) must be in the stream"),
+       ParameterSpec::integer("search_window").unit("ps").atLeast(1).help("longest pulse")});
+  return schema;
+}
+
 ConstantFractionDiscriminator::ConstantFractionDiscriminator(std::string name,
                                                              std::vector<channel_t> channels,
                                                              timestamp_t search_window)
     : VirtualChannel(
-          "ConstantFractionDiscriminator", std::move(name),
+          schema(), std::move(name),
           Parameters{{"channels", std::vector<std::int64_t>(channels.begin(), channels.end())},
                      {"search_window", search_window}},
           channels.size()),
@@ -52,13 +65,7 @@ ConstantFractionDiscriminator::ConstantFractionDiscriminator(std::string name,
                                 "ConstantFractionDiscriminator '" + this->name() + "'")),
       search_window_(search_window),
       edges_(bothEdges(channels_), "ConstantFractionDiscriminator '" + this->name() + "'"),
-      starts_(channels_.size() + 1, kClosed) {
-  const std::string label = "ConstantFractionDiscriminator '" + this->name() + "'";
-  if (search_window <= 0) {
-    throw InvalidArgument(label + ": search_window " + std::to_string(search_window) +
-                          " ps is invalid (valid: > 0)");
-  }
-}
+      starts_(channels_.size() + 1, kClosed) {}
 
 std::vector<channel_t> ConstantFractionDiscriminator::inputChannels() const {
   return edges_.channels();

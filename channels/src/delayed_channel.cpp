@@ -2,22 +2,29 @@
 
 #include <algorithm>
 
+#include "fast_path/inline_writer.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
 
+using namespace fast_path;
+
+const ParameterSchema& DelayedChannel::schema() {
+  static const ParameterSchema schema(
+      "DelayedChannel", "a copy of a channel shifted later in time",
+      {ParameterSpec::channel("input_channel").help("channel to copy"),
+       ParameterSpec::integer("delay").unit("ps").atLeast(0).help(
+           "delay; to move a channel earlier, delay the other channels instead")});
+  return schema;
+}
+
 DelayedChannel::DelayedChannel(std::string name, channel_t input, timestamp_t delay)
-    : VirtualChannel("DelayedChannel", std::move(name),
+    : VirtualChannel(schema(), std::move(name),
                      Parameters{{"input_channel", std::int64_t{input}}, {"delay", delay}}),
       input_(input),
       delay_(delay) {
   if (input == CHANNEL_UNUSED) {
     throw InvalidArgument("DelayedChannel '" + this->name() + "': input_channel is unused");
-  }
-  if (delay < 0) {
-    throw InvalidArgument("DelayedChannel '" + this->name() + "': delay " + std::to_string(delay) +
-                          " ps is invalid (valid: >= 0; to move a channel earlier, delay the "
-                          "other channels instead)");
   }
 }
 

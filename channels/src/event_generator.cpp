@@ -2,15 +2,40 @@
 
 #include <algorithm>
 
+#include "fast_path/inline_writer.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
+
+using namespace fast_path;
+
+const ParameterSchema& EventGenerator::schema() {
+  static const ParameterSchema schema(
+      "EventGenerator", "a pattern of tags after every n-th trigger",
+      {ParameterSpec::channel("trigger_channel").help("channel that triggers the pattern"),
+       ParameterSpec::integers("pattern")
+           .unit("ps")
+           .atLeast(0)
+           .sizeBetween(1, SIZE_MAX)
+           .help("offsets of the tags after a trigger"),
+       ParameterSpec::integer("trigger_divider")
+           .atLeast(1)
+           .byDefault(std::int64_t{1})
+           .help("use every n-th trigger"),
+       ParameterSpec::integer("divider_offset")
+           .byDefault(std::int64_t{0})
+           .help("which of the n triggers, 0..trigger_divider - 1"),
+       ParameterSpec::channel("stop_channel")
+           .optional()
+           .help("channel that aborts pending patterns")});
+  return schema;
+}
 
 EventGenerator::EventGenerator(std::string name, channel_t trigger,
                                std::vector<timestamp_t> pattern, std::int64_t trigger_divider,
                                std::int64_t divider_offset, channel_t stop_channel)
     : VirtualChannel(
-          "EventGenerator", std::move(name),
+          schema(), std::move(name),
           Parameters{{"trigger_channel", std::int64_t{trigger}},
                      {"pattern", std::vector<std::int64_t>(pattern.begin(), pattern.end())},
                      {"trigger_divider", trigger_divider},
@@ -23,17 +48,6 @@ EventGenerator::EventGenerator(std::string name, channel_t trigger,
       stop_(stop_channel) {
   const std::string label = "EventGenerator '" + this->name() + "'";
   if (trigger == CHANNEL_UNUSED) throw InvalidArgument(label + ": trigger_channel is unused");
-  if (pattern_.empty()) throw InvalidArgument(label + ": pattern is empty (valid: one or more)");
-  for (timestamp_t offset : pattern_) {
-    if (offset < 0) {
-      throw InvalidArgument(label + ": pattern offset " + std::to_string(offset) +
-                            " ps is invalid (valid: >= 0)");
-    }
-  }
-  if (trigger_divider < 1) {
-    throw InvalidArgument(label + ": trigger_divider " + std::to_string(trigger_divider) +
-                          " is invalid (valid: >= 1)");
-  }
   if (divider_offset < 0 || divider_offset >= trigger_divider) {
     throw InvalidArgument(label + ": divider_offset " + std::to_string(divider_offset) +
                           " is invalid (valid: 0.." + std::to_string(trigger_divider - 1) + ")");

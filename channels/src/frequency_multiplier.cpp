@@ -9,23 +9,30 @@
 #include <immintrin.h>
 #endif
 
-#include "tagflow/core/branch_free.hpp"
+#include "fast_path/inline_writer.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
 
+using namespace fast_path;
+
+const ParameterSchema& FrequencyMultiplier::schema() {
+  static const ParameterSchema schema(
+      "FrequencyMultiplier",
+      "a periodic channel at multiplier times its rate (undoes an event divider)",
+      {ParameterSpec::channel("input_channel").help("periodic channel"),
+       ParameterSpec::integer("multiplier").atLeast(1).atMost(1'000'000).help("factor")});
+  return schema;
+}
+
 FrequencyMultiplier::FrequencyMultiplier(std::string name, channel_t input, std::int64_t multiplier)
     : VirtualChannel(
-          "FrequencyMultiplier", std::move(name),
+          schema(), std::move(name),
           Parameters{{"input_channel", std::int64_t{input}}, {"multiplier", multiplier}}),
       input_(input),
       multiplier_(multiplier) {
   if (input == CHANNEL_UNUSED) {
     throw InvalidArgument("FrequencyMultiplier '" + this->name() + "': input_channel is unused");
-  }
-  if (multiplier < 1 || multiplier > 1'000'000) {
-    throw InvalidArgument("FrequencyMultiplier '" + this->name() + "': multiplier " +
-                          std::to_string(multiplier) + " is invalid (valid: 1..1000000)");
   }
 }
 

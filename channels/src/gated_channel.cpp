@@ -1,12 +1,28 @@
 #include "tagflow/channels/gated_channel.hpp"
 
+#include "fast_path/inline_writer.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
 
+using namespace fast_path;
+
+const ParameterSchema& GatedChannel::schema() {
+  static const ParameterSchema schema(
+      "GatedChannel", "the tags of a channel while an edge-triggered gate is open",
+      {ParameterSpec::channel("input_channel").help("channel to pass"),
+       ParameterSpec::channel("gate_start_channel").help("channel that opens the gate"),
+       ParameterSpec::channel("gate_stop_channel")
+           .help("channel that closes the gate (not the start channel)"),
+       ParameterSpec::boolean("initially_open")
+           .byDefault(false)
+           .help("gate state at the start and after an overflow")});
+  return schema;
+}
+
 GatedChannel::GatedChannel(std::string name, channel_t input, channel_t gate_start,
                            channel_t gate_stop, bool initially_open)
-    : VirtualChannel("GatedChannel", std::move(name),
+    : VirtualChannel(schema(), std::move(name),
                      Parameters{{"input_channel", std::int64_t{input}},
                                 {"gate_start_channel", std::int64_t{gate_start}},
                                 {"gate_stop_channel", std::int64_t{gate_stop}},

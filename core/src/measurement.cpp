@@ -8,6 +8,15 @@
 
 namespace tagflow {
 
+Measurement::Measurement(const ParameterSchema& schema, std::string name,
+                         const Parameters& parameters)
+    : kind_(schema.kind()),
+      name_(std::move(name)),
+      parameters_(schema.validate(parameters, kind_ + " '" + name_ + "'")),
+      parameter_units_(schema.units()) {
+  if (name_.empty()) throw InvalidArgument(kind_ + ": name must not be empty");
+}
+
 Measurement::Measurement(std::string kind, std::string name, Parameters parameters)
     : kind_(std::move(kind)), name_(std::move(name)), parameters_(std::move(parameters)) {
   if (name_.empty()) throw InvalidArgument(kind_ + ": name must not be empty");
@@ -80,6 +89,7 @@ ResultSet Measurement::getResults() const {
   out.kind = kind_;
   out.name = name_;
   out.parameters = parameters_;
+  out.parameter_units = parameter_units_;
   out.facts.set("capture_duration_ps", capture_duration_);
   out.facts.set("overflow_count", static_cast<std::int64_t>(overflow_count_));
   out.facts.set("in_overflow", in_overflow_);

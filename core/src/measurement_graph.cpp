@@ -8,6 +8,7 @@
 #include <chrono>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -357,6 +358,157 @@ std::future<Profile> MeasurementGraph::runAsync(timestamp_t duration_ps) {
   return std::async(std::launch::async, [this, duration_ps] { return runStream(duration_ps); });
 }
 
+namespace {
+
+// The source's side of a run: takes a buffer from the pool, fills it from the source, checks
+// the stream contract, cuts the block at the run's duration and reports progress. The input
+// and limiter nodes pass plain pointers: the input node keeps a copy of the last item it
+// handed out, and a counted reference kept there would hold that block (and its limiter
+// token) until the next block is produced, which stalls the graph with one block in flight.
+// The reference is taken after the limiter.
+class SourceStage {
+ public:
+  SourceStage(Source& source, BlockPool& pool, NodeTimer& timer, MeasurementGraph::Run& run,
+              const GraphOptions& options, Profile& profile, const std::atomic<bool>& stop,
+              timestamp_t duration_ps)
+      : source_(source),
+        pool_(pool),
+        timer_(timer),
+        run_(run),
+        options_(options),
+        profile_(profile),
+        stop_(stop),
+        duration_ps_(duration_ps),
+        last_progress_(run.start) {}
+
+  PooledBlock* operator()(tbb::flow_control& control);
+
+ private:
+  void reportProgress(Clock::time_point now);
+
+  Source& source_;
+  BlockPool& pool_;
+  NodeTimer& timer_;
+  MeasurementGraph::Run& run_;
+  const GraphOptions& options_;
+  Profile& profile_;
+  const std::atomic<bool>& stop_;
+  timestamp_t duration_ps_;
+  bool ended_ = false;
+  bool first_ = true;
+  timestamp_t stream_start_ = 0;
+  timestamp_t next_begin_ = 0;
+  std::uint64_t sequence_ = 0;
+  Clock::time_point last_progress_;
+};
+
+// Every measurement that was in the graph during the run learns that its stream ended:
+// after a good run in notifyAll(), whose first exception (a measurement failing to finish,
+// such as a file writer's last flush) fails the run; when a node threw, from the destructor,
+// where the node's exception is the one reported.
+struct StreamEndNotifier {
+  MeasurementGraph::Run& run;
+  bool notified = false;
+  void notifyAll() {
+    notified = true;
+    std::exception_ptr first;
+    std::lock_guard lock(run.mutex);
+    for (Consumer& consumer : run.consumers) {
+      if (consumer.measurement == nullptr || consumer.removed) continue;
+      try {
+        consumer.measurement->streamEnded();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
+  }
+  ~StreamEndNotifier() {
+    if (notified) return;
+    try {
+      notifyAll();
+    } catch (...) {  // the node's exception is already on its way
+    }
+  }
+};
+
+PooledBlock* SourceStage::operator()(tbb::flow_control& control) {
+  if (ended_ || stop_.load(std::memory_order_relaxed)) {
+    control.stop();
+    return nullptr;
+  }
+  PooledBlock* block = pool_.tryAcquire();
+  if (block == nullptr) throw std::logic_error("block pool exhausted: back-pressure broken");
+  const auto began = timer_.begin();
+  if (!source_.next(block->buffer)) {
+    pool_.giveBack(block);
+    ended_ = true;
+    control.stop();
+    return nullptr;
+  }
+  checkBlockContract(block->buffer, next_begin_, first_, sequence_);
+  if (first_) stream_start_ = block->buffer.begin_time;
+  first_ = false;
+  if (duration_ps_ > 0 && block->buffer.end_time - stream_start_ >= duration_ps_) {
+    cutBlock(block->buffer, stream_start_ + duration_ps_);
+    ended_ = true;
+  }
+  next_begin_ = block->buffer.end_time;
+  block->sequence = sequence_++;
+  run_.produced.store(sequence_, std::memory_order_release);
+  timer_.end(began, block->sequence, block->buffer.tags.size());
+  block->published = Clock::now();
+  profile_.stream_duration_ps = block->buffer.end_time - stream_start_;
+  reportProgress(block->published);
+  return block;
+}
+
+void SourceStage::reportProgress(Clock::time_point now) {
+  if (!options_.progress || secondsBetween(last_progress_, now) < options_.progress_interval_s) {
+    return;
+  }
+  last_progress_ = now;
+  const NodeProfile& source_profile = run_.profiles.front();
+  options_.progress(Progress{source_profile.tags, source_profile.blocks,
+                             profile_.stream_duration_ps, secondsBetween(run_.start, now)});
+}
+
+}  // namespace
+
+void MeasurementGraph::connectConsumers(Run& run, std::size_t pool_blocks) {
+  std::vector<detail::TopologyNode> channel_nodes, measurement_nodes;
+  for (const VirtualChannel* channel : channels_) channel_nodes.push_back(topologyNode(*channel));
+  for (const Measurement* measurement : measurements_) {
+    measurement_nodes.push_back(topologyNode(*measurement));
+  }
+  const detail::Topology topology =
+      detail::planTopology(first_virtual_channel_, channel_nodes, measurement_nodes);
+  std::lock_guard run_lock(run.mutex);
+  run.virtual_parent = topology.virtual_parent;
+  run.streams.resize(channels_.size() + 1);
+  for (std::size_t node : topology.virtual_order) {
+    VirtualChannel* channel = channels_[node];
+    channel->streamStarting();
+    Consumer& consumer = run.consumers.emplace_back();
+    consumer.channel = channel;
+    consumer.reads = topology.virtual_parent[node] + 1;
+    consumer.publishes = static_cast<int>(node) + 1;
+    consumer.pool = std::make_unique<BlockPool>(
+        pool_blocks, VirtualChannel::outputBufferTags(source_.maxBlockTags()));
+    run.connect(consumer, run.newTimer(channel->name(), channel->kind()));
+  }
+  for (std::size_t i = 0; i < measurements_.size(); ++i) {
+    measurements_[i]->streamStarting();
+    Consumer& consumer = run.consumers.emplace_back();
+    consumer.measurement = measurements_[i];
+    consumer.reads = topology.measurement_stream[i] + 1;
+    run.connect(consumer, run.newTimer(measurements_[i]->name(), measurements_[i]->kind()));
+  }
+  for (Consumer& consumer : run.consumers) {
+    run.streams[static_cast<std::size_t>(consumer.reads)].push_back(&consumer);
+  }
+}
+
 Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
   if (duration_ps == 0 || duration_ps < -1) {
     throw InvalidArgument("run duration " + std::to_string(duration_ps) +
@@ -386,87 +538,11 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
   // virtual channel's block holds its input block, so its pool needs no more.
   const std::size_t pool_blocks = options_.max_blocks_in_flight + 2;
   BlockPool pool(pool_blocks, source_.maxBlockTags());
-  NodeTimer& source_timer = run->newTimer("source", "source");
+  SourceStage produce{
+      source_,         pool,       run->newTimer("source", "source"), *run, options_, profile,
+      stop_requested_, duration_ps};
 
-  bool ended = false;
-  bool first = true;
-  timestamp_t stream_start = 0;
-  timestamp_t next_begin = 0;
-  std::uint64_t sequence = 0;
-  auto last_progress = run->start;
-
-  // The input and limiter nodes pass plain pointers: the input node keeps a copy of the last
-  // item it handed out, and a counted reference kept there would hold that block (and its
-  // limiter token) until the next block is produced, which stalls the graph with one block in
-  // flight. The reference is taken after the limiter.
-  auto produce = [&](tbb::flow_control& control) -> PooledBlock* {
-    if (ended || stop_requested_.load(std::memory_order_relaxed)) {
-      control.stop();
-      return nullptr;
-    }
-    PooledBlock* block = pool.tryAcquire();
-    if (block == nullptr) throw std::logic_error("block pool exhausted: back-pressure broken");
-    const auto began = source_timer.begin();
-    if (!source_.next(block->buffer)) {
-      pool.giveBack(block);
-      ended = true;
-      control.stop();
-      return nullptr;
-    }
-    checkBlockContract(block->buffer, next_begin, first, sequence);
-    if (first) stream_start = block->buffer.begin_time;
-    first = false;
-    if (duration_ps > 0 && block->buffer.end_time - stream_start >= duration_ps) {
-      cutBlock(block->buffer, stream_start + duration_ps);
-      ended = true;
-    }
-    next_begin = block->buffer.end_time;
-    block->sequence = sequence++;
-    run->produced.store(sequence, std::memory_order_release);
-    source_timer.end(began, block->sequence, block->buffer.tags.size());
-    block->published = Clock::now();
-    profile.stream_duration_ps = block->buffer.end_time - stream_start;
-    if (options_.progress &&
-        secondsBetween(last_progress, block->published) >= options_.progress_interval_s) {
-      last_progress = block->published;
-      const NodeProfile& source_profile = run->profiles.front();
-      options_.progress(Progress{source_profile.tags, source_profile.blocks,
-                                 profile.stream_duration_ps,
-                                 secondsBetween(run->start, last_progress)});
-    }
-    return block;
-  };
-
-  // Every measurement that was in the graph during the run learns that its stream ended:
-  // after a good run in notifyAll(), whose first exception (a measurement failing to finish,
-  // such as a file writer's last flush) fails the run; when a node threw, from the destructor,
-  // where the node's exception is the one reported.
-  struct StreamEndNotifier {
-    Run& run;
-    bool notified = false;
-    void notifyAll() {
-      notified = true;
-      std::exception_ptr first;
-      std::lock_guard lock(run.mutex);
-      for (Consumer& consumer : run.consumers) {
-        if (consumer.measurement == nullptr || consumer.removed) continue;
-        try {
-          consumer.measurement->streamEnded();
-        } catch (...) {
-          if (!first) first = std::current_exception();
-        }
-      }
-      if (first) std::rethrow_exception(first);
-    }
-    ~StreamEndNotifier() {
-      if (notified) return;
-      try {
-        notifyAll();
-      } catch (...) {  // the node's exception is already on its way
-      }
-    }
-  } notify_stream_end{*run};
-
+  StreamEndNotifier notify_stream_end{*run};
   tbb::task_arena arena(threads);
   arena.execute([&] {
     tbb::flow::graph graph;
@@ -476,7 +552,7 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
     pool.setReleaseHook([&] {
       if (accepting_releases.load(std::memory_order_acquire)) limiter.decrementer().try_put(1);
     });
-    tbb::flow::input_node<PooledBlock*> input(graph, produce);
+    tbb::flow::input_node<PooledBlock*> input(graph, std::ref(produce));
     tbb::flow::function_node<PooledBlock*, tbb::flow::continue_msg> publish(
         graph, tbb::flow::unlimited, [&run](PooledBlock* block) {
           run->dispatch(kSourceStream, BlockRef(block));
@@ -506,39 +582,7 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
     {
       std::lock_guard lock(mutex_);
       if (measurements_.empty()) throw InvalidArgument("the graph has no measurements to run");
-      std::vector<detail::TopologyNode> channel_nodes, measurement_nodes;
-      for (const VirtualChannel* channel : channels_) {
-        channel_nodes.push_back(topologyNode(*channel));
-      }
-      for (const Measurement* measurement : measurements_) {
-        measurement_nodes.push_back(topologyNode(*measurement));
-      }
-      const detail::Topology topology =
-          detail::planTopology(first_virtual_channel_, channel_nodes, measurement_nodes);
-      std::lock_guard run_lock(run->mutex);
-      run->virtual_parent = topology.virtual_parent;
-      run->streams.resize(channels_.size() + 1);
-      for (std::size_t node : topology.virtual_order) {
-        VirtualChannel* channel = channels_[node];
-        channel->streamStarting();
-        Consumer& consumer = run->consumers.emplace_back();
-        consumer.channel = channel;
-        consumer.reads = topology.virtual_parent[node] + 1;
-        consumer.publishes = static_cast<int>(node) + 1;
-        consumer.pool = std::make_unique<BlockPool>(
-            pool_blocks, VirtualChannel::outputBufferTags(source_.maxBlockTags()));
-        run->connect(consumer, run->newTimer(channel->name(), channel->kind()));
-      }
-      for (std::size_t i = 0; i < measurements_.size(); ++i) {
-        measurements_[i]->streamStarting();
-        Consumer& consumer = run->consumers.emplace_back();
-        consumer.measurement = measurements_[i];
-        consumer.reads = topology.measurement_stream[i] + 1;
-        run->connect(consumer, run->newTimer(measurements_[i]->name(), measurements_[i]->kind()));
-      }
-      for (Consumer& consumer : run->consumers) {
-        run->streams[static_cast<std::size_t>(consumer.reads)].push_back(&consumer);
-      }
+      connectConsumers(*run, pool_blocks);
       run_ = run;
     }
     input.activate();

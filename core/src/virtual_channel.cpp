@@ -8,11 +8,11 @@
 
 namespace tagflow {
 
-VirtualChannel::VirtualChannel(std::string kind, std::string name, Parameters parameters,
-                               std::size_t output_count)
-    : kind_(std::move(kind)),
+VirtualChannel::VirtualChannel(const ParameterSchema& schema, std::string name,
+                               const Parameters& parameters, std::size_t output_count)
+    : kind_(schema.kind()),
       name_(std::move(name)),
-      parameters_(std::move(parameters)),
+      parameters_(schema.validate(parameters, kind_ + " '" + name_ + "'")),
       output_count_(output_count) {
   if (name_.empty()) throw InvalidArgument(kind_ + ": the name must not be empty");
 }
@@ -69,14 +69,6 @@ void VirtualChannel::process(const TagBlock& in, BlockBuffer& out) {
   merge(in, out);
 }
 
-Tag* VirtualChannel::insertByTime(Tag* begin, Tag* end, const Tag& tag) {
-  Tag* place = end;
-  while (place != begin && place[-1].time > tag.time) --place;
-  std::copy_backward(place, end, end + 1);
-  *place = tag;
-  return end + 1;
-}
-
 void VirtualChannel::generate(const TagBlock& in) {
   emitted_.clear();
   passed_on_.clear();
@@ -120,45 +112,6 @@ void VirtualChannel::generate(const TagBlock& in) {
   for (Tag& tag : emitted_) {
     if (tag.time >= in.begin_time) break;
     tag.time = in.begin_time;
-  }
-}
-
-namespace {
-
-// Puts the input tags of a run of equal times first, in order, the generated ones after.
-template <class IsInput>
-void partitionRun(Tag* run, Tag* run_end, IsInput is_input) {
-  // Runs are a few tags: a stack buffer instead of the allocation of std::stable_partition.
-  constexpr std::ptrdiff_t kSmall = 16;
-  if (run_end - run > kSmall) {
-    std::stable_partition(run, run_end, is_input);
-    return;
-  }
-  std::array<Tag, kSmall> generated;
-  std::size_t moved = 0;
-  Tag* write = run;
-  for (Tag* tag = run; tag != run_end; ++tag) {
-    if (is_input(*tag)) {
-      *write++ = *tag;
-    } else {
-      generated[moved++] = *tag;
-    }
-  }
-  std::copy(generated.begin(), generated.begin() + static_cast<std::ptrdiff_t>(moved), write);
-}
-
-}  // namespace
-
-void VirtualChannel::placeGeneratedAfterInput(Tag* begin, Tag* end, channel_t first_output,
-                                              std::size_t outputs) {
-  const auto input = [&](const Tag& tag) {
-    return static_cast<std::uint64_t>(std::int64_t{tag.channel} - first_output) >= outputs;
-  };
-  for (Tag* run = begin; run != end;) {
-    Tag* run_end = run + 1;
-    while (run_end != end && run_end->time == run->time) ++run_end;
-    if (run_end - run > 1) partitionRun(run, run_end, input);
-    run = run_end;
   }
 }
 

@@ -1,9 +1,10 @@
 #include "tagflow/io/source_registry.hpp"
 
 #include "tagflow/core/error.hpp"
-#include "tagflow/io/raw_file.hpp"
-#include "tagflow/io/tag_file_source.hpp"
-#include "tagflow/io/udp_stream_source.hpp"
+#include "tagflow/core/kind_registry.hpp"
+#include "tagflow/io/sources/raw_file.hpp"
+#include "tagflow/io/tagfile/file_reader.hpp"
+#include "tagflow/io/udp/stream_source.hpp"
 
 namespace tagflow {
 
@@ -11,44 +12,171 @@ namespace {
 
 constexpr std::int64_t kDefaultBlockSize = 16384;
 
-std::size_t blockSize(const Parameters& p) {
-  const std::int64_t size = p.getInt("block_size", kDefaultBlockSize);
-  if (size < 1 || size > (std::int64_t{1} << 26)) {
-    throw InvalidArgument("source key 'block_size' " + std::to_string(size) +
-                          " is invalid (valid: 1..67108864)");
-  }
-  return static_cast<std::size_t>(size);
+ParameterSpec blockSizeKey(std::int64_t fallback) {
+  return ParameterSpec::integer("block_size")
+      .atLeast(1)
+      .atMost(1 << 26)
+      .byDefault(fallback)
+      .help("most tags per block");
 }
 
-SyntheticChannel channelFrom(const Parameters& p, std::size_t index) {
+const ParameterSchema& syntheticSchema() {
+  static const ParameterSchema schema(
+      "synthetic",
+      "deterministic generated stream (default: 8 demo channels, 71 MTags/s of stream time); "
+      "[[source.channel]] and [[source.overflow]] tables below",
+      {ParameterSpec::integer("seed").atLeast(0).byDefault(std::int64_t{1}).help("random seed"),
+       blockSizeKey(kDefaultBlockSize),
+       ParameterSpec::integer("max_block_duration_ps")
+           .unit("ps")
+           .atLeast(1)
+           .byDefault(SyntheticConfig{}.max_block_duration_ps)
+           .help("most stream time per block"),
+       ParameterSpec::integer("duration_ps")
+           .unit("ps")
+           .atLeast(-1)
+           .byDefault(std::int64_t{-1})
+           .help("stream length (-1: endless)"),
+       ParameterSpec::integer("start_time_ps")
+           .unit("ps")
+           .byDefault(std::int64_t{0})
+           .help("time of the stream start")});
+  return schema;
+}
+
+ParameterSpec channelKey() {
+  return ParameterSpec::channel("channel").help("the channel number");
+}
+
+ParameterSpec channelKindKey(std::string kind) {
+  return ParameterSpec::text("kind").oneOf({std::move(kind)}).help("the channel's kind");
+}
+
+const ParameterSchema& poissonSchema() {
+  static const ParameterSchema schema(
+      "poisson", "[[source.channel]] kind = \"poisson\": events at random times",
+      {channelKey(), channelKindKey("poisson"),
+       ParameterSpec::real("rate").unit("Hz").above(0).help("mean event rate")});
+  return schema;
+}
+
+const ParameterSchema& clockSchema() {
+  static const ParameterSchema schema(
+      "clock", "[[source.channel]] kind = \"clock\": a periodic signal with phase noise",
+      {channelKey(), channelKindKey("clock"),
+       ParameterSpec::real("frequency").unit("Hz").above(0).help("clock frequency"),
+       ParameterSpec::real("jitter_ps")
+           .unit("ps")
+           .atLeast(0)
+           .byDefault(0.0)
+           .help("white phase noise, rms"),
+       ParameterSpec::real("white_fm")
+           .byDefault(0.0)
+           .help("white frequency noise: Allan deviation at 1 s"),
+       ParameterSpec::real("random_walk_fm")
+           .byDefault(0.0)
+           .help("random-walk frequency noise per sqrt(s)"),
+       ParameterSpec::real("drift").unit("1/s").byDefault(0.0).help(
+           "linear fractional frequency drift"),
+       ParameterSpec::real("pm_index")
+           .unit("rad")
+           .byDefault(0.0)
+           .help("sinusoidal phase modulation, peak"),
+       ParameterSpec::real("pm_frequency")
+           .unit("Hz")
+           .byDefault(0.0)
+           .help("sinusoidal phase modulation frequency")});
+  return schema;
+}
+
+const ParameterSchema& partnerSchema() {
+  static const ParameterSchema schema(
+      "partner", "[[source.channel]] kind = \"partner\": a delayed, jittered copy of a channel",
+      {channelKey(), channelKindKey("partner"),
+       ParameterSpec::channel("partner_of").help("the channel copied"),
+       ParameterSpec::integer("delay_ps").unit("ps").byDefault(std::int64_t{0}).help("delay"),
+       ParameterSpec::real("jitter_ps")
+           .unit("ps")
+           .atLeast(0)
+           .byDefault(0.0)
+           .help("Gaussian jitter, rms"),
+       ParameterSpec::real("probability")
+           .atLeast(0)
+           .atMost(1)
+           .byDefault(1.0)
+           .help("probability that an event has its partner")});
+  return schema;
+}
+
+const ParameterSchema& overflowSchema() {
+  static const ParameterSchema schema(
+      "overflow", "[[source.overflow]]: an injected overflow interval",
+      {ParameterSpec::integer("begin_ps").unit("ps").help("start of the interval"),
+       ParameterSpec::integer("end_ps").unit("ps").help("end of the interval")});
+  return schema;
+}
+
+const ParameterSchema& rawSchema() {
+  static const ParameterSchema schema(
+      "raw", "16-byte tag records from a file, no header",
+      {ParameterSpec::text("path").help("file to read"), blockSizeKey(kDefaultBlockSize)});
+  return schema;
+}
+
+const ParameterSchema& tagfileSchema() {
+  static const ParameterSchema schema(
+      "tagfile",
+      "a recording (FileWriter, tagflow convert) replayed; a first part reads the whole set",
+      {ParameterSpec::text("path").help("tag file to read"),
+       blockSizeKey(static_cast<std::int64_t>(kDefaultReplayBlockSize))
+           .help("most tags per block (the default keeps whole recorded blocks)"),
+       ParameterSpec::real("speed").byDefault(-1.0).help(
+           "replay speed: negative as fast as possible, 1.0 real time, >= 0.1")});
+  return schema;
+}
+
+// The settings without `kind`, which chose the schema.
+Parameters withoutKind(const Parameters& parameters) {
+  Parameters rest;
+  for (const auto& [key, value] : parameters.entries()) {
+    if (key != "kind") rest.set(key, value);
+  }
+  return rest;
+}
+
+SyntheticChannel channelFrom(const Parameters& given, std::size_t index) {
   const std::string where = "source.channel #" + std::to_string(index);
-  const std::string kind = p.getString("kind");
-  const auto channel = static_cast<channel_t>(p.getInt("channel"));
+  const std::string kind = given.contains("kind") ? given.getString("kind") : "";
   if (kind == "poisson") {
-    p.requireOnly({"channel", "kind", "rate"}, where);
-    return SyntheticChannel::poisson(channel, p.getDouble("rate"));
+    const Parameters p = poissonSchema().validate(given, where);
+    return SyntheticChannel::poisson(channelArgument(p, "channel"), p.getDouble("rate"));
   }
   if (kind == "clock") {
-    p.requireOnly({"channel", "kind", "frequency", "jitter_ps", "white_fm", "random_walk_fm",
-                   "drift", "pm_index", "pm_frequency"},
-                  where);
+    const Parameters p = clockSchema().validate(given, where);
     ClockNoise noise;
-    noise.white_fm = p.getDouble("white_fm", 0);
-    noise.random_walk_fm = p.getDouble("random_walk_fm", 0);
-    noise.drift_per_s = p.getDouble("drift", 0);
-    noise.pm_index = p.getDouble("pm_index", 0);
-    noise.pm_frequency_hz = p.getDouble("pm_frequency", 0);
-    return SyntheticChannel::clock(channel, p.getDouble("frequency"), p.getDouble("jitter_ps", 0),
-                                   noise);
+    noise.white_fm = p.getDouble("white_fm");
+    noise.random_walk_fm = p.getDouble("random_walk_fm");
+    noise.drift_per_s = p.getDouble("drift");
+    noise.pm_index = p.getDouble("pm_index");
+    noise.pm_frequency_hz = p.getDouble("pm_frequency");
+    return SyntheticChannel::clock(channelArgument(p, "channel"), p.getDouble("frequency"),
+                                   p.getDouble("jitter_ps"), noise);
   }
   if (kind == "partner") {
-    p.requireOnly({"channel", "kind", "partner_of", "delay_ps", "jitter_ps", "probability"}, where);
-    return SyntheticChannel::partner(channel, static_cast<channel_t>(p.getInt("partner_of")),
-                                     p.getInt("delay_ps", 0), p.getDouble("jitter_ps", 0),
-                                     p.getDouble("probability", 1));
+    const Parameters p = partnerSchema().validate(given, where);
+    return SyntheticChannel::partner(channelArgument(p, "channel"),
+                                     channelArgument(p, "partner_of"), p.getInt("delay_ps"),
+                                     p.getDouble("jitter_ps"), p.getDouble("probability"));
   }
   throw InvalidArgument(where + ": kind '" + kind +
                         "' is unknown (valid: poisson, clock, partner)");
+}
+
+void requireNoTables(const SourceSpec& spec) {
+  if (!spec.tables.empty()) {
+    throw InvalidArgument("source '" + spec.kind + "' takes no table 'source." +
+                          spec.tables.begin()->first + "'");
+  }
 }
 
 }  // namespace
@@ -61,16 +189,14 @@ std::vector<SyntheticChannel> demoChannels() {
 }
 
 SyntheticConfig syntheticConfigFrom(const SourceSpec& spec) {
-  const Parameters& p = spec.parameters;
-  p.requireOnly(
-      {"kind", "seed", "block_size", "max_block_duration_ps", "duration_ps", "start_time_ps"},
-      "source 'synthetic'");
+  const Parameters p =
+      syntheticSchema().validate(withoutKind(spec.parameters), "source 'synthetic'");
   SyntheticConfig config;
-  config.seed = static_cast<std::uint64_t>(p.getInt("seed", 1));
-  config.block_size = blockSize(p);
-  config.max_block_duration_ps = p.getInt("max_block_duration_ps", config.max_block_duration_ps);
-  config.duration_ps = p.getInt("duration_ps", -1);
-  config.start_time_ps = p.getInt("start_time_ps", 0);
+  config.seed = static_cast<std::uint64_t>(p.getInt("seed"));
+  config.block_size = static_cast<std::size_t>(p.getInt("block_size"));
+  config.max_block_duration_ps = p.getInt("max_block_duration_ps");
+  config.duration_ps = p.getInt("duration_ps");
+  config.start_time_ps = p.getInt("start_time_ps");
   for (const auto& [name, tables] : spec.tables) {
     if (name != "channel" && name != "overflow") {
       throw InvalidArgument("unknown table 'source." + name +
@@ -86,8 +212,8 @@ SyntheticConfig syntheticConfigFrom(const SourceSpec& spec) {
   }
   if (auto it = spec.tables.find("overflow"); it != spec.tables.end()) {
     for (std::size_t i = 0; i < it->second.size(); ++i) {
-      const Parameters& o = it->second[i];
-      o.requireOnly({"begin_ps", "end_ps"}, "source.overflow #" + std::to_string(i));
+      const Parameters o =
+          overflowSchema().validate(it->second[i], "source.overflow #" + std::to_string(i));
       config.overflows.push_back(OverflowInterval{o.getInt("begin_ps"), o.getInt("end_ps")});
     }
   }
@@ -95,74 +221,49 @@ SyntheticConfig syntheticConfigFrom(const SourceSpec& spec) {
   return config;
 }
 
-const std::vector<SourceKindHelp>& sourceKinds() {
-  static const std::vector<SourceKindHelp> kinds = {
-      {"synthetic",
-       "deterministic generated stream (default: 8 demo channels, 71 MTags/s of stream time)",
-       {{"seed", "random seed, default 1"},
-        {"block_size", "most tags per block, default 16384"},
-        {"max_block_duration_ps", "most stream time per block, default 2e10 (20 ms)"},
-        {"duration_ps", "stream length, default endless"},
-        {"start_time_ps", "time of the stream start, default 0"},
-        {"[[source.channel]]",
-         "channel, kind = poisson (rate) | clock (frequency, jitter_ps, white_fm, random_walk_fm, "
-         "drift, pm_index, pm_frequency) | "
-         "partner (partner_of, delay_ps, jitter_ps, probability)"},
-        {"[[source.overflow]]", "begin_ps, end_ps: an injected overflow interval"}}},
-      {"raw",
-       "16-byte tag records from a file, no header",
-       {{"path", "file to read"}, {"block_size", "most tags per block, default 16384"}}},
-      {"tagfile",
-       "a recording (FileWriter, tagflow convert) replayed; a first part reads the whole set",
-       {{"path", "tag file to read"},
-        {"block_size", "most tags per block, default 32768 (whole recorded blocks)"},
-        {"speed", "replay speed: negative as fast as possible (default), 1.0 real time, >= 0.1"}}},
-      {"udp",
-       "a stream received over UDP in the tagflow wire format (tagflow stream send, hardware)",
-       {{"address", "local IPv4 address to receive on, default 0.0.0.0 (all)"},
-        {"port", "UDP port, default 4750"},
-        {"block_size", "tags per block, default 16384"},
-        {"receive_buffer", "socket receive buffer in bytes, default 67108864"},
-        {"ring_datagrams", "datagrams between receiving and decoding, default 4096"},
-        {"receive_cpu", "pin the receiving thread to this CPU, default -1 (any)"},
-        {"reorder_window", "datagrams held to put reordered ones back, 0..64, default 8"},
-        {"idle_timeout_s", "end after this long without data, default 0 (wait for the end)"}}},
+const std::vector<SourceKind>& sourceKinds() {
+  static const std::vector<SourceKind> kinds = {
+      {&syntheticSchema(),
+       {&poissonSchema(), &clockSchema(), &partnerSchema(), &overflowSchema()},
+       [](const SourceSpec& spec) -> std::unique_ptr<Source> {
+         return std::make_unique<SyntheticSource>(syntheticConfigFrom(spec));
+       }},
+      {&rawSchema(),
+       {},
+       [](const SourceSpec& spec) -> std::unique_ptr<Source> {
+         requireNoTables(spec);
+         const Parameters p = rawSchema().validate(withoutKind(spec.parameters), "source 'raw'");
+         return std::make_unique<RawFileSource>(p.getString("path"),
+                                                static_cast<std::size_t>(p.getInt("block_size")));
+       }},
+      {&tagfileSchema(),
+       {},
+       [](const SourceSpec& spec) -> std::unique_ptr<Source> {
+         requireNoTables(spec);
+         const Parameters p =
+             tagfileSchema().validate(withoutKind(spec.parameters), "source 'tagfile'");
+         return std::make_unique<FileReader>(p.getString("path"),
+                                             static_cast<std::size_t>(p.getInt("block_size")),
+                                             p.getDouble("speed"));
+       }},
+      {&udpSourceSchema(),
+       {},
+       [](const SourceSpec& spec) -> std::unique_ptr<Source> {
+         requireNoTables(spec);
+         return std::make_unique<UdpStreamSource>(
+             udpSourceConfigFrom(withoutKind(spec.parameters)));
+       }},
   };
   return kinds;
 }
 
 std::unique_ptr<Source> makeSource(const SourceSpec& spec) {
-  if (spec.kind == "synthetic") return std::make_unique<SyntheticSource>(syntheticConfigFrom(spec));
-  if (spec.kind == "raw") {
-    spec.parameters.requireOnly({"kind", "path", "block_size"}, "source 'raw'");
-    if (!spec.tables.empty()) {
-      throw InvalidArgument("source 'raw' takes no table 'source." + spec.tables.begin()->first +
-                            "'");
-    }
-    return std::make_unique<RawFileSource>(spec.parameters.getString("path"),
-                                           blockSize(spec.parameters));
+  std::vector<std::string> valid;
+  for (const auto& kind : sourceKinds()) {
+    if (kind.schema->kind() == spec.kind) return kind.make(spec);
+    valid.push_back(kind.schema->kind());
   }
-  if (spec.kind == "tagfile") {
-    spec.parameters.requireOnly({"kind", "path", "block_size", "speed"}, "source 'tagfile'");
-    if (!spec.tables.empty()) {
-      throw InvalidArgument("source 'tagfile' takes no table 'source." +
-                            spec.tables.begin()->first + "'");
-    }
-    return std::make_unique<FileReader>(spec.parameters.getString("path"),
-                                        spec.parameters.contains("block_size")
-                                            ? blockSize(spec.parameters)
-                                            : kDefaultReplayBlockSize,
-                                        spec.parameters.getDouble("speed", -1));
-  }
-  if (spec.kind == "udp") {
-    if (!spec.tables.empty()) {
-      throw InvalidArgument("source 'udp' takes no table 'source." + spec.tables.begin()->first +
-                            "'");
-    }
-    return std::make_unique<UdpStreamSource>(udpSourceConfigFrom(spec.parameters));
-  }
-  throw InvalidArgument("unknown source kind '" + spec.kind +
-                        "' (valid: synthetic, raw, tagfile, udp)");
+  throwUnknownKind("source", spec.kind, valid);
 }
 
 Parameters sourceStatistics(const Source& source) {

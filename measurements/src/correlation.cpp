@@ -23,9 +23,30 @@ Parameters correlationParameters(channel_t channel_1, channel_t channel_2, times
 
 }  // namespace
 
+const ParameterSchema& Correlation::schema() {
+  static const ParameterSchema schema(
+      "Correlation", "histogram of tau = t(channel_1) - t(channel_2), bins centred on zero, g2",
+      {ParameterSpec::channel("channel_1").help("channel whose events come after for tau > 0"),
+       ParameterSpec::channel("channel_2")
+           .optional()
+           .help("reference channel; leave out for an auto-correlation"),
+       ParameterSpec::integer("binwidth")
+           .unit("ps")
+           .atLeast(1)
+           .atMost(static_cast<double>(kMaxWindow))
+           .byDefault(std::int64_t{1000})
+           .help("bin width"),
+       ParameterSpec::integer("n_bins")
+           .atLeast(1)
+           .atMost(static_cast<double>(kMaxBins))
+           .byDefault(std::int64_t{1000})
+           .help("number of bins")});
+  return schema;
+}
+
 Correlation::Correlation(std::string name, channel_t channel_1, channel_t channel_2,
                          timestamp_t binwidth, std::int64_t n_bins)
-    : Measurement("Correlation", std::move(name),
+    : Measurement(schema(), std::move(name),
                   correlationParameters(channel_1, channel_2, binwidth, n_bins)),
       channel_1_(channel_1),
       channel_2_(channel_2 == CHANNEL_UNUSED ? channel_1 : channel_2),
@@ -36,14 +57,6 @@ Correlation::Correlation(std::string name, channel_t channel_1, channel_t channe
   if (channel_1 == CHANNEL_UNUSED) {
     throw InvalidArgument(who + ": channel_1 is CHANNEL_UNUSED (" + std::to_string(CHANNEL_UNUSED) +
                           "); it must name a channel");
-  }
-  if (binwidth <= 0 || binwidth > kMaxWindow) {
-    throw InvalidArgument(who + ": binwidth " + std::to_string(binwidth) +
-                          " ps is invalid (valid: 1.." + std::to_string(kMaxWindow) + ")");
-  }
-  if (n_bins <= 0 || n_bins > kMaxBins) {
-    throw InvalidArgument(who + ": n_bins " + std::to_string(n_bins) + " is invalid (valid: 1.." +
-                          std::to_string(kMaxBins) + ")");
   }
   if (binwidth > kMaxWindow / n_bins) {
     throw InvalidArgument(who + ": the window binwidth * n_bins = " + std::to_string(binwidth) +

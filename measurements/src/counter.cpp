@@ -22,20 +22,29 @@ constexpr std::int64_t kMaxValues = std::int64_t{1} << 28;
 
 }  // namespace
 
+const ParameterSchema& Counter::schema() {
+  static const ParameterSchema schema(
+      "Counter", "counts per channel in consecutive bins, the last n_values bins kept",
+      {ParameterSpec::channels("channels").help("channels to count"),
+       ParameterSpec::integer("binwidth")
+           .unit("ps")
+           .atLeast(1)
+           .byDefault(std::int64_t{1'000'000'000})
+           .help("bin width"),
+       ParameterSpec::integer("n_values")
+           .atLeast(1)
+           .atMost(kMaxValues)
+           .byDefault(std::int64_t{1})
+           .help("number of bins kept per channel")});
+  return schema;
+}
+
 Counter::Counter(std::string name, std::vector<channel_t> channels, timestamp_t binwidth,
                  std::int64_t n_values)
-    : Measurement("Counter", std::move(name), counterParameters(channels, binwidth, n_values)),
+    : Measurement(schema(), std::move(name), counterParameters(channels, binwidth, n_values)),
       index_(channels, "Counter '" + this->name() + "'"),
       binwidth_(binwidth),
       n_values_(static_cast<std::size_t>(n_values)) {
-  if (binwidth <= 0) {
-    throw InvalidArgument("Counter '" + this->name() + "': binwidth " + std::to_string(binwidth) +
-                          " ps is invalid (valid: > 0)");
-  }
-  if (n_values <= 0 || n_values > kMaxValues) {
-    throw InvalidArgument("Counter '" + this->name() + "': n_values " + std::to_string(n_values) +
-                          " is invalid (valid: 1.." + std::to_string(kMaxValues) + ")");
-  }
   current_.assign(index_.size() + 1, 0);
   buffer_.assign(index_.size() * n_values_, 0);
   overflow_.assign(n_values_, 0);

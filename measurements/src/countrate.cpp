@@ -5,9 +5,16 @@
 
 namespace tagflow {
 
+const ParameterSchema& Countrate::schema() {
+  static const ParameterSchema schema(
+      "Countrate", "average rate per channel since the start, missed events included",
+      {ParameterSpec::channels("channels").help("channels to count")});
+  return schema;
+}
+
 Countrate::Countrate(std::string name, std::vector<channel_t> channels)
     : Measurement(
-          "Countrate", std::move(name),
+          schema(), std::move(name),
           Parameters{{"channels", std::vector<std::int64_t>(channels.begin(), channels.end())}}),
       index_(channels, "Countrate '" + this->name() + "'"),
       counts_(index_.size() + 1, 0) {}

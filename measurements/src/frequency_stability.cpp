@@ -23,53 +23,43 @@ std::string owner(const std::string& name) {
   return "FrequencyStability '" + name + "'";
 }
 
-const std::vector<std::int64_t>& checkedSteps(const std::vector<std::int64_t>& steps,
-                                              const std::string& name) {
-  if (steps.empty()) {
-    throw InvalidArgument(owner(name) +
-                          ": steps must not be empty (give one or more step "
-                          "sizes n, 1.." +
-                          std::to_string(kMaxStep) + ")");
-  }
-  for (std::int64_t n : steps) {
-    if (n < 1 || n > kMaxStep) {
-      throw InvalidArgument(owner(name) + ": step " + std::to_string(n) +
-                            " is invalid (valid: 1.." + std::to_string(kMaxStep) + ")");
-    }
-  }
-  return steps;
-}
-
-std::int64_t checkedAverage(std::int64_t average, const std::string& name) {
-  if (average < 1 || average > kMaxAverage) {
-    throw InvalidArgument(owner(name) + ": average " + std::to_string(average) +
-                          " is invalid (valid: 1.." + std::to_string(kMaxAverage) + ")");
-  }
-  return average;
-}
-
-std::size_t checkedTraceLen(std::int64_t trace_len, const std::string& name) {
-  if (trace_len < 0 || trace_len > kMaxTraceLen) {
-    throw InvalidArgument(owner(name) + ": trace_len " + std::to_string(trace_len) +
-                          " is invalid (valid: 0.." + std::to_string(kMaxTraceLen) + ")");
-  }
-  return static_cast<std::size_t>(trace_len);
-}
-
 }  // namespace
+
+const ParameterSchema& FrequencyStability::schema() {
+  static const ParameterSchema schema(
+      "FrequencyStability",
+      "overlapping Allan, modified Allan and Hadamard deviations and traces of a clock",
+      {ParameterSpec::channel("channel").help("channel of the clock"),
+       ParameterSpec::integers("steps")
+           .atLeast(1)
+           .atMost(static_cast<double>(kMaxStep))
+           .sizeBetween(1, SIZE_MAX)
+           .help("steps n: tau = n * average * measured period"),
+       ParameterSpec::integer("average")
+           .atLeast(1)
+           .atMost(static_cast<double>(kMaxAverage))
+           .byDefault(std::int64_t{1000})
+           .help("edges averaged into one phase sample"),
+       ParameterSpec::integer("trace_len")
+           .atLeast(0)
+           .atMost(static_cast<double>(kMaxTraceLen))
+           .byDefault(std::int64_t{1000})
+           .help("samples kept for the traces")});
+  return schema;
+}
 
 FrequencyStability::FrequencyStability(std::string name, channel_t channel,
                                        std::vector<std::int64_t> steps, std::int64_t average,
                                        std::int64_t trace_len)
-    : Measurement("FrequencyStability", std::move(name),
+    : Measurement(schema(), std::move(name),
                   Parameters{{"channel", std::int64_t{channel}},
                              {"steps", steps},
                              {"average", average},
                              {"trace_len", trace_len}}),
       channel_(channel),
-      steps_(checkedSteps(steps, this->name())),
-      average_(checkedAverage(average, this->name())),
-      trace_len_(checkedTraceLen(trace_len, this->name())),
+      steps_(steps),
+      average_(average),
+      trace_len_(static_cast<std::size_t>(trace_len)),
       times_(std::span<const channel_t>(&channel_, 1), owner(this->name())),
       sums_(steps_) {
   if (trace_len_ > 0) trace_.resize(trace_len_ + 1);

@@ -63,13 +63,42 @@ void checkGate(const std::string& who, const std::string& key,
   }
 }
 
+ParameterSpec gateKey(std::string name) {
+  return ParameterSpec::integers(std::move(name))
+      .optional()
+      .sizeBetween(2, 3)
+      .atLeast(std::numeric_limits<channel_t>::min())
+      .atMost(std::numeric_limits<channel_t>::max())
+      .help("[open_channel, close_channel] or [open_channel, close_channel, initially_open (0/1)]");
+}
+
 }  // namespace
+
+const ParameterSchema& HistogramLogBins::schema() {
+  static const ParameterSchema schema(
+      "HistogramLogBins",
+      "start-click time differences in logarithmic bins from 10^exp_start to 10^exp_stop s",
+      {ParameterSpec::channel("click_channel").help("channel of the clicks"),
+       ParameterSpec::channel("start_channel").help("channel of the starts"),
+       ParameterSpec::real("exp_start")
+           .atLeast(-12)
+           .help("lowest edge, exponent of seconds (-12: 1 ps)"),
+       ParameterSpec::real("exp_stop")
+           .atMost(6)
+           .help("highest edge, exponent of seconds (> exp_start)"),
+       ParameterSpec::integer("n_bins")
+           .atLeast(1)
+           .atMost(static_cast<double>(kMaxBins))
+           .help("number of bins"),
+       gateKey("click_gate"), gateKey("start_gate")});
+  return schema;
+}
 
 HistogramLogBins::HistogramLogBins(std::string name, channel_t click_channel,
                                    channel_t start_channel, double exp_start, double exp_stop,
                                    std::int64_t n_bins, std::optional<ChannelGate> click_gate,
                                    std::optional<ChannelGate> start_gate)
-    : Measurement("HistogramLogBins", std::move(name),
+    : Measurement(schema(), std::move(name),
                   logBinParameters(click_channel, start_channel, exp_start, exp_stop, n_bins,
                                    click_gate, start_gate)),
       click_channel_(click_channel),
@@ -78,18 +107,10 @@ HistogramLogBins::HistogramLogBins(std::string name, channel_t click_channel,
   if (click_channel == CHANNEL_UNUSED || start_channel == CHANNEL_UNUSED) {
     throw InvalidArgument(who + ": click_channel and start_channel must be channels");
   }
-  if (!(exp_start >= -12)) {
-    throw InvalidArgument(who + ": exp_start " + std::to_string(exp_start) +
-                          " is invalid (valid: >= -12, i.e. 1 ps)");
-  }
-  if (!(exp_stop > exp_start) || !(exp_stop <= 6)) {
+  if (!(exp_stop > exp_start)) {
     throw InvalidArgument(who + ": exp_stop " + std::to_string(exp_stop) +
                           " is invalid (valid: > exp_start = " + std::to_string(exp_start) +
                           " and <= 6)");
-  }
-  if (n_bins <= 0 || n_bins > kMaxBins) {
-    throw InvalidArgument(who + ": n_bins " + std::to_string(n_bins) + " is invalid (valid: 1.." +
-                          std::to_string(kMaxBins) + ")");
   }
   checkGate(who, "click_gate", click_gate);
   checkGate(who, "start_gate", start_gate);

@@ -14,15 +14,20 @@ constexpr std::int64_t kMaxSamplesPerOctave = 65536;
 constexpr std::size_t kWarmupEdges = 1024;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::int64_t checkedSamplesPerOctave(std::int64_t value, const std::string& name) {
-  if (value < 2 || value > kMaxSamplesPerOctave) {
-    throw InvalidArgument("PhaseNoise '" + name + "': samples_per_octave " + std::to_string(value) +
-                          " is invalid (valid: 2.." + std::to_string(kMaxSamplesPerOctave) + ")");
-  }
-  return value;
-}
-
 }  // namespace
+
+const ParameterSchema& PhaseNoise::schema() {
+  static const ParameterSchema schema(
+      "PhaseNoise",
+      "single-sideband phase noise L(f) of one or more clocks, octave-decimated Welch spectra",
+      {ParameterSpec::channels("channels").help("clock channels, one spectrum each"),
+       ParameterSpec::integer("samples_per_octave")
+           .atLeast(2)
+           .atMost(kMaxSamplesPerOctave)
+           .byDefault(std::int64_t{kDefaultSamplesPerOctave})
+           .help("points per octave")});
+  return schema;
+}
 
 double PhaseNoiseSpectrum::integratedJitter(double lower, double upper) const {
   double phase_variance = 0;  // rad^2
@@ -37,10 +42,10 @@ double PhaseNoiseSpectrum::integratedJitter(double lower, double upper) const {
 PhaseNoise::PhaseNoise(std::string name, std::vector<channel_t> channels,
                        std::int64_t samples_per_octave)
     : Measurement(
-          "PhaseNoise", std::move(name),
+          schema(), std::move(name),
           Parameters{{"channels", std::vector<std::int64_t>(channels.begin(), channels.end())},
                      {"samples_per_octave", samples_per_octave}}),
-      samples_per_octave_(checkedSamplesPerOctave(samples_per_octave, this->name())),
+      samples_per_octave_(samples_per_octave),
       times_(channels, "PhaseNoise '" + this->name() + "'"),
       periodogram_(
           std::make_unique<SegmentPeriodogram>(8 * static_cast<std::size_t>(samples_per_octave_))) {

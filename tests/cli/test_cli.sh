@@ -118,7 +118,7 @@ expect_failure "unknown source kind" 2 "unknown source kind 'teleport'" unknown_
 
 config missing_key.toml 'kind = "Counter"
 binwidth = 1000'
-expect_failure "missing key" 2 "missing key 'channels'" missing_key.toml
+expect_failure "missing key" 2 "key 'channels' is missing" missing_key.toml
 
 config mistyped_key.toml 'kind = "Counter"
 channels = [1]
@@ -133,7 +133,7 @@ expect_failure "misspelt key" 2 "unknown key 'binwidht'" misspelt_key.toml
 config zero_binwidth.toml 'kind = "Counter"
 channels = [1]
 binwidth = 0'
-expect_failure "binwidth <= 0" 2 "binwidth 0 ps is invalid (valid: > 0)" zero_binwidth.toml
+expect_failure "binwidth <= 0" 2 "binwidth 0 ps is invalid (valid: >= 1)" zero_binwidth.toml
 
 config bad_n_values.toml 'kind = "Counter"
 channels = [1]
@@ -152,7 +152,7 @@ expect_failure "run key out of range" 2 "threads -1 is invalid" bad_threads.toml
 config bad_source_key.toml 'kind = "Countrate"
 channels = [1]'
 sed -i 's/^block_size = 1000/block_size = 0/' bad_source_key.toml
-expect_failure "source key out of range" 2 "'block_size' 0 is invalid (valid: 1..67108864)" bad_source_key.toml
+expect_failure "source key out of range" 2 "block_size 0 is invalid (valid: 1..67108864)" bad_source_key.toml
 
 raw_config() {
   printf '[source]\nkind = "raw"\npath = "%s"\n[[measurement]]\nkind = "Countrate"\nchannels = [1]\n' "$1" >"$2"

@@ -7,9 +7,9 @@
 
 #include "support/pairs.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/kinds.hpp"
 #include "tagflow/measurements/frequency_stability.hpp"
 #include "tagflow/measurements/phase_noise.hpp"
-#include "tagflow/measurements/registry.hpp"
 
 using namespace tagflow;
 using namespace tagflow::test;
@@ -22,10 +22,10 @@ TEST_CASE("FrequencyStability rejects bad parameters", "[frequency_stability][ar
     CHECK_THROWS_WITH(FrequencyStability("fs", 3, steps, average, trace_len), Contains(text));
     CHECK_THROWS_AS(FrequencyStability("fs", 3, steps, average, trace_len), InvalidArgument);
   };
-  rejects({}, 1000, 10, "steps must not be empty");
-  rejects({1, 0}, 1000, 10, "step 0 is invalid (valid: 1..16777216)");
-  rejects({-3}, 1000, 10, "step -3 is invalid");
-  rejects({1 << 25}, 1000, 10, "step 33554432 is invalid");
+  rejects({}, 1000, 10, "steps holds 0 value(s) (valid: at least 1)");
+  rejects({1, 0}, 1000, 10, "steps 0 is invalid (valid: 1..16777216)");
+  rejects({-3}, 1000, 10, "steps -3 is invalid");
+  rejects({1 << 25}, 1000, 10, "steps 33554432 is invalid");
   rejects({1}, 0, 10, "average 0 is invalid (valid: 1..4294967296)");
   rejects({1}, -5, 10, "average -5");
   rejects({1}, 1000, -1, "trace_len -1 is invalid (valid: 0..16777216)");

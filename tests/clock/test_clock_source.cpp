@@ -12,7 +12,7 @@
 #include "support/synthetic.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/source_registry.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 
 using namespace tagflow;
 using namespace tagflow::test;

@@ -13,7 +13,7 @@
 
 #include "support/pairs.hpp"
 #include "support/synthetic.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/phase_noise.hpp"
 
 using namespace tagflow;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "support/pairs.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/frequency_stability.hpp"
 
 using namespace tagflow;

@@ -12,7 +12,7 @@
 #include "support/pairs.hpp"
 #include "support/reference.hpp"
 #include "support/synthetic.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/correlation.hpp"
 
 using namespace tagflow;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "support/pairs.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/correlation.hpp"
 
 using namespace tagflow;

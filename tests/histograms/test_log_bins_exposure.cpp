@@ -12,7 +12,7 @@
 #include "support/generators.hpp"
 #include "support/pairs.hpp"
 #include "support/synthetic.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/histogram_log_bins.hpp"
 
 using namespace tagflow;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "support/pairs.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/histogram_log_bins.hpp"
 
 using namespace tagflow;

@@ -17,8 +17,8 @@
 #include "support/temp_dir.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/hdf5_writer.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
 

@@ -7,7 +7,7 @@
 #include "support/drain.hpp"
 #include "support/generators.hpp"
 #include "tagflow/core/error.hpp"
-#include "tagflow/io/memory_source.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
 
 using namespace tagflow;
 using namespace tagflow::test;

@@ -13,7 +13,7 @@
 #include "support/temp_dir.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/raw_file.hpp"
+#include "tagflow/io/sources/raw_file.hpp"
 #include "tagflow/measurements/countrate.hpp"
 
 using namespace tagflow;

@@ -9,7 +9,7 @@
 #include "support/reference.hpp"
 #include "support/synthetic.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
 

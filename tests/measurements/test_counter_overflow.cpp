@@ -11,8 +11,8 @@
 #include "support/reference.hpp"
 #include "support/synthetic.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/memory_source.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/counter.hpp"
 
 using namespace tagflow;

@@ -7,7 +7,7 @@
 
 #include "support/reference.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/memory_source.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
 #include "tagflow/measurements/counter.hpp"
 
 using namespace tagflow;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/kinds.hpp"
 #include "tagflow/measurements/counter.hpp"
-#include "tagflow/measurements/registry.hpp"
 
 using namespace tagflow;
 using Catch::Contains;
@@ -37,8 +37,37 @@ TEST_CASE("makeMeasurement names unknown kinds, unknown keys and bad values", "[
   Parameters bad_width = channels;
   bad_width.set("binwidth", std::int64_t{-4});
   REQUIRE_THROWS_WITH(makeMeasurement("Counter", "c", bad_width), Contains("binwidth -4"));
-  for (const auto& kind : measurementKinds()) {
-    CHECK_FALSE(kind.summary.empty());
-    CHECK_FALSE(kind.keys.empty());
+  for (const auto& kind : allMeasurementKinds()) {
+    CHECK_FALSE(kind.schema->summary().empty());
+    CHECK_FALSE(kind.schema->keys().empty());
   }
+}
+
+TEST_CASE("A bad value gets the same message from C++ and from parameters", "[registry]") {
+  std::string from_constructor, from_parameters;
+  try {
+    Counter("c", {1}, 0, 10);
+  } catch (const InvalidArgument& error) {
+    from_constructor = error.what();
+  }
+  try {
+    makeMeasurement("Counter", "c",
+                    Parameters{{"channels", std::vector<std::int64_t>{1}},
+                               {"binwidth", std::int64_t{0}},
+                               {"n_values", std::int64_t{10}}});
+  } catch (const InvalidArgument& error) {
+    from_parameters = error.what();
+  }
+  CHECK(from_constructor == "Counter 'c': binwidth 0 ps is invalid (valid: >= 1)");
+  CHECK(from_parameters == from_constructor);
+}
+
+TEST_CASE("Stored parameters carry the defaults and the declared units", "[registry]") {
+  const auto counter =
+      makeMeasurement("Counter", "c", Parameters{{"channels", std::vector<std::int64_t>{1}}});
+  CHECK(counter->parameters().getInt("binwidth") == 1'000'000'000);
+  CHECK(counter->parameters().getInt("n_values") == 1);
+  const ResultSet results = counter->getResults();
+  REQUIRE(results.parameter_units.size() == 1);
+  CHECK(results.parameter_units[0] == std::pair<std::string, std::string>{"binwidth", "ps"});
 }

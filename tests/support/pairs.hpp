@@ -22,7 +22,7 @@
 #include "support/sources.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/core/tag.hpp"
-#include "tagflow/io/memory_source.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
 #include "tagflow/measurements/histogram_log_bins.hpp"
 
 namespace tagflow::test {

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "support/drain.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 
 namespace tagflow::test {
 

@@ -7,11 +7,11 @@
 #include "support/synthetic.hpp"
 #include "support/temp_dir.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/synthetic_source.hpp"
-#include "tagflow/io/tag_file_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
+#include "tagflow/io/tagfile/file_reader.hpp"
+#include "tagflow/io/tagfile/file_writer.hpp"
 #include "tagflow/measurements/correlation.hpp"
 #include "tagflow/measurements/counter.hpp"
-#include "tagflow/measurements/file_writer.hpp"
 
 using namespace tagflow;
 

@@ -9,10 +9,10 @@
 #include "support/temp_dir.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/synthetic_source.hpp"
-#include "tagflow/io/tag_file_source.hpp"
-#include "tagflow/measurements/file_writer.hpp"
-#include "tagflow/measurements/registry.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
+#include "tagflow/io/tagfile/file_reader.hpp"
+#include "tagflow/io/tagfile/file_writer.hpp"
+#include "tagflow/kinds.hpp"
 
 using namespace tagflow;
 

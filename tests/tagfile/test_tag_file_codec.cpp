@@ -5,7 +5,7 @@
 
 #include "tagfile/tagfile_streams.hpp"
 #include "tagflow/core/error.hpp"
-#include "tagflow/io/tag_file_codec.hpp"
+#include "tagflow/io/tagfile/codec.hpp"
 
 using namespace tagflow;
 using namespace tagflow::tagfile;

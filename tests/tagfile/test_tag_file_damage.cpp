@@ -7,9 +7,9 @@
 #include "support/temp_dir.hpp"
 #include "tagfile/tagfile_streams.hpp"
 #include "tagflow/core/error.hpp"
-#include "tagflow/io/tag_file_reader.hpp"
-#include "tagflow/io/tag_file_source.hpp"
-#include "tagflow/io/tag_file_writer.hpp"
+#include "tagflow/io/tagfile/file_reader.hpp"
+#include "tagflow/io/tagfile/reader.hpp"
+#include "tagflow/io/tagfile/writer.hpp"
 
 using namespace tagflow;
 using namespace tagflow::tagfile;

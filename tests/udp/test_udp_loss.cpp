@@ -13,7 +13,7 @@
 #include "support/generators.hpp"
 #include "support/reference.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/memory_source.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "udp/udp_support.hpp"
 

@@ -9,9 +9,9 @@
 #include "support/generators.hpp"
 #include "support/temp_dir.hpp"
 #include "tagflow/core/measurement_graph.hpp"
-#include "tagflow/io/hdf5_writer.hpp"
-#include "tagflow/io/memory_source.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
 #include "tagflow/io/source_registry.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
 #include "tagflow/measurements/countrate.hpp"
 #include "udp/udp_support.hpp"
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "tagflow/io/udp_stream_sender.hpp"
-#include "tagflow/io/udp_stream_source.hpp"
-#include "tagflow/io/udp_wire.hpp"
+#include "tagflow/io/udp/stream_sender.hpp"
+#include "tagflow/io/udp/stream_source.hpp"
+#include "tagflow/io/udp/wire.hpp"
 
 namespace tagflow::test {
 

@@ -28,6 +28,8 @@ class Coincidences : public VirtualChannel {
  public:
   static constexpr std::size_t kMaxChannels = 64;
 
+  static const ParameterSchema& schema();
+
   Coincidences(std::string name, std::vector<std::vector<channel_t>> groups,
                timestamp_t window = 1000,
                CoincidenceTimestamp timestamp = CoincidenceTimestamp::Last);
@@ -35,8 +37,9 @@ class Coincidences : public VirtualChannel {
   std::vector<channel_t> inputChannels() const override { return index_.channels(); }
 
  protected:
-  Coincidences(std::string kind, std::string name, std::vector<std::vector<channel_t>> groups,
-               timestamp_t window, CoincidenceTimestamp timestamp);
+  Coincidences(const ParameterSchema& schema, std::string name,
+               std::vector<std::vector<channel_t>> groups, timestamp_t window,
+               CoincidenceTimestamp timestamp);
 
   std::size_t transcribeRoom(const TagBlock& block) const override;
   Tag* transcribe(const TagBlock& block, Tag* out) override;
@@ -81,6 +84,8 @@ class Coincidences : public VirtualChannel {
 
 class Coincidence : public Coincidences {
  public:
+  static const ParameterSchema& schema();
+
   Coincidence(std::string name, std::vector<channel_t> channels, timestamp_t window = 1000,
               CoincidenceTimestamp timestamp = CoincidenceTimestamp::Last);
 };

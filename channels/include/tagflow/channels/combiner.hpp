@@ -12,6 +12,8 @@ namespace tagflow {
 
 class Combiner : public VirtualChannel {
  public:
+  static const ParameterSchema& schema();
+
   Combiner(std::string name, std::vector<channel_t> channels);
 
   std::vector<channel_t> inputChannels() const override { return index_.channels(); }

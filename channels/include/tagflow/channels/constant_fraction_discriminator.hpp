@@ -17,6 +17,8 @@ namespace tagflow {
 
 class ConstantFractionDiscriminator : public VirtualChannel {
  public:
+  static const ParameterSchema& schema();
+
   ConstantFractionDiscriminator(std::string name, std::vector<channel_t> channels,
                                 timestamp_t search_window);
 

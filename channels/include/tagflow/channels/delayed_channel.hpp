@@ -13,6 +13,8 @@ namespace tagflow {
 
 class DelayedChannel : public VirtualChannel {
  public:
+  static const ParameterSchema& schema();
+
   DelayedChannel(std::string name, channel_t input, timestamp_t delay);
 
   std::vector<channel_t> inputChannels() const override { return {input_}; }

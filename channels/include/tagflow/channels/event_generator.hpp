@@ -15,6 +15,8 @@ namespace tagflow {
 
 class EventGenerator : public VirtualChannel {
  public:
+  static const ParameterSchema& schema();
+
   EventGenerator(std::string name, channel_t trigger, std::vector<timestamp_t> pattern,
                  std::int64_t trigger_divider = 1, std::int64_t divider_offset = 0,
                  channel_t stop_channel = CHANNEL_UNUSED);

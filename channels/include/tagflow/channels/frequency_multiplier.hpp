@@ -16,6 +16,8 @@ namespace tagflow {
 
 class FrequencyMultiplier : public VirtualChannel {
  public:
+  static const ParameterSchema& schema();
+
   FrequencyMultiplier(std::string name, channel_t input, std::int64_t multiplier);
 
   std::vector<channel_t> inputChannels() const override { return {input_}; }

@@ -12,6 +12,8 @@ namespace tagflow {
 
 class GatedChannel : public VirtualChannel {
  public:
+  static const ParameterSchema& schema();
+
   GatedChannel(std::string name, channel_t input, channel_t gate_start, channel_t gate_stop,
                bool initially_open = false);
 

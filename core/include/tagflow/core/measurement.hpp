@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tagflow/core/parameter_schema.hpp"
 #include "tagflow/core/parameters.hpp"
 #include "tagflow/core/result_set.hpp"
 #include "tagflow/core/tag.hpp"
@@ -29,6 +30,11 @@ class SynchronizedMeasurements;
 
 class Measurement {
  public:
+  // `parameters` are checked against the kind's declaration (InvalidArgument naming the key,
+  // the value and the valid range) and kept with the defaults filled in.
+  Measurement(const ParameterSchema& schema, std::string name, const Parameters& parameters);
+  // A measurement without a declaration (one written outside the library): the parameters are
+  // kept as given.
   Measurement(std::string kind, std::string name, Parameters parameters);
   virtual ~Measurement() = default;
   Measurement(const Measurement&) = delete;
@@ -116,6 +122,7 @@ class Measurement {
   std::string kind_;
   std::string name_;
   Parameters parameters_;
+  std::vector<std::pair<std::string, std::string>> parameter_units_;
 
   mutable std::mutex mutex_;
   std::condition_variable finished_;

@@ -106,6 +106,9 @@ class MeasurementGraph {
 
  private:
   Profile runStream(timestamp_t duration_ps);
+  // Plans the topology and connects a node per virtual channel and measurement to `run`
+  // (mutex_ held).
+  void connectConsumers(Run& run, std::size_t pool_blocks);
 
   Source& source_;
   GraphOptions options_;

@@ -28,6 +28,7 @@ struct ResultSet {
   std::string kind;  // e.g. "Counter"
   std::string name;  // unique within a graph, the HDF5 group name
   Parameters parameters;
+  std::vector<std::pair<std::string, std::string>> parameter_units;  // key, unit ("ps", "Hz")
   std::vector<ResultArray> arrays;
   Parameters facts;  // capture_duration_ps, overflow counts, ...
 

@@ -2,15 +2,17 @@
 // lists of sub-tables (the synthetic source's `channel` and `overflow` tables).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tagflow/core/parameter_schema.hpp"
 #include "tagflow/core/parameters.hpp"
 #include "tagflow/core/source.hpp"
-#include "tagflow/io/synthetic_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 
 namespace tagflow {
 
@@ -20,13 +22,13 @@ struct SourceSpec {
   std::map<std::string, std::vector<Parameters>> tables;
 };
 
-struct SourceKindHelp {
-  std::string_view kind;
-  std::string_view summary;
-  std::vector<std::pair<std::string_view, std::string_view>> keys;
+struct SourceKind {
+  const ParameterSchema* schema;               // the [source] keys
+  std::vector<const ParameterSchema*> tables;  // of the [[source.*]] tables, for the help
+  std::function<std::unique_ptr<Source>(const SourceSpec&)> make;
 };
 
-const std::vector<SourceKindHelp>& sourceKinds();
+const std::vector<SourceKind>& sourceKinds();
 
 // Throws InvalidArgument naming an unknown kind or a bad key, IoError/DataError from a file.
 std::unique_ptr<Source> makeSource(const SourceSpec& spec);

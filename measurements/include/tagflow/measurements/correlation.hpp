@@ -24,6 +24,8 @@ namespace tagflow {
 
 class Correlation : public Measurement {
  public:
+  static const ParameterSchema& schema();
+
   Correlation(std::string name, channel_t channel_1, channel_t channel_2 = CHANNEL_UNUSED,
               timestamp_t binwidth = 1000, std::int64_t n_bins = 1000);
 

@@ -17,6 +17,8 @@ namespace tagflow {
 
 class Counter : public Measurement {
  public:
+  static const ParameterSchema& schema();
+
   Counter(std::string name, std::vector<channel_t> channels, timestamp_t binwidth = 1'000'000'000,
           std::int64_t n_values = 1);
 

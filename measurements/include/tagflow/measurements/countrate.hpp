@@ -14,6 +14,8 @@ namespace tagflow {
 
 class Countrate : public Measurement {
  public:
+  static const ParameterSchema& schema();
+
   Countrate(std::string name, std::vector<channel_t> channels);
 
   std::vector<double> getData() const;               // counts per second, per channel

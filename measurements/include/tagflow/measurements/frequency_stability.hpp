@@ -44,6 +44,8 @@ struct FrequencyStabilityData {
 
 class FrequencyStability : public Measurement {
  public:
+  static const ParameterSchema& schema();
+
   FrequencyStability(std::string name, channel_t channel, std::vector<std::int64_t> steps,
                      std::int64_t average = 1000, std::int64_t trace_len = 1000);
 

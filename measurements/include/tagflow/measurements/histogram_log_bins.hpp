@@ -34,6 +34,8 @@ struct ChannelGate {
 
 class HistogramLogBins : public Measurement {
  public:
+  static const ParameterSchema& schema();
+
   HistogramLogBins(std::string name, channel_t click_channel, channel_t start_channel,
                    double exp_start, double exp_stop, std::int64_t n_bins,
                    std::optional<ChannelGate> click_gate = std::nullopt,

@@ -48,6 +48,8 @@ class PhaseNoise : public Measurement {
  public:
   static constexpr std::int64_t kDefaultSamplesPerOctave = 64;
 
+  static const ParameterSchema& schema();
+
   PhaseNoise(std::string name, std::vector<channel_t> channels,
              std::int64_t samples_per_octave = kDefaultSamplesPerOctave);
 

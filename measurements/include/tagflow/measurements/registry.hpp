@@ -1,38 +1,21 @@
-// The measurement kinds a configuration can name: for each, a one-line summary, its keys
-// with their meaning, and a factory from Parameters (the config table without `kind` and
-// `name`). Adding a measurement adds one entry in registry.cpp.
+// The measurement kinds of this library by name, for configuration files, the command line
+// and Python: each kind's declaration and its factory. Adding a measurement adds one entry in
+// registry.cpp. <tagflow/kinds.hpp> joins these with the kinds of the other libraries.
 #pragma once
 
-#include <functional>
-#include <memory>
-#include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
 
-#include "tagflow/core/measurement.hpp"
-#include "tagflow/core/parameters.hpp"
+#include "tagflow/core/kind_registry.hpp"
+#include "tagflow/measurements/histogram_log_bins.hpp"
 
 namespace tagflow {
 
-struct KeyHelp {
-  std::string_view key;
-  std::string_view help;
-};
-
-struct MeasurementKind {
-  std::string_view kind;
-  std::string_view summary;
-  std::vector<KeyHelp> keys;
-  std::function<std::unique_ptr<Measurement>(const std::string& name, const Parameters&)> make;
-};
-
 const std::vector<MeasurementKind>& measurementKinds();
 
-// Throws InvalidArgument naming an unknown kind (and the known ones) or a bad key.
-std::unique_ptr<Measurement> makeMeasurement(std::string_view kind, const std::string& name,
-                                             const Parameters& parameters);
-
-// A channel list from parameters, checked to fit channel_t.
-std::vector<channel_t> channelList(const Parameters& parameters, std::string_view key);
+// A gate from checked parameters: [open_channel, close_channel] or [open_channel,
+// close_channel, initially_open (0 or 1)]; nullopt when the key is absent.
+std::optional<ChannelGate> gateFrom(const Parameters& parameters, std::string_view key);
 
 }  // namespace tagflow

@@ -1,0 +1,25 @@
+#include "tagflow/core/kind_registry.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+channel_t channelArgument(const Parameters& checked, std::string_view key) {
+  return static_cast<channel_t>(checked.getInt(key));
+}
+
+std::vector<channel_t> channelListArgument(const Parameters& checked, std::string_view key) {
+  const auto values = checked.getIntList(key);
+  return std::vector<channel_t>(values.begin(), values.end());
+}
+
+void throwUnknownKind(std::string_view what, std::string_view kind,
+                      const std::vector<std::string>& valid) {
+  throw InvalidArgument(
+      fmt::format("unknown {} kind '{}' (valid: {})", what, kind, fmt::join(valid, ", ")));
+}
+
+}  // namespace tagflow

@@ -1,0 +1,93 @@
+// FileWriter: records the tags of the chosen channels, and every overflow, missed-events and
+// error tag, to a tag file set (docs/formats.md, docs/recording.md) while other measurements
+// run. The node only filters and copies tags into bounded buffers; packing, compression and
+// writing happen on the recorder's two threads, so they hold up no other measurement on the
+// same block, and a full set of buffers makes the node wait, which is the graph's
+// back-pressure. Blocks of 16384 to 32767 tags keep the recorded time range exactly: a replay
+// begins where the capture began and ends where it ended. Recording starts at construction,
+// pauses while stopped (the pause replays as a stretch without tags; a capture that starts
+// inside an overflow interval records an OverflowBegin at its start) and ends at destruction
+// or close(). At the end of every capture (stream end, stop, a finished startFor) the files
+// are brought up to date and read as complete. An error of the writer (a full disk, an I/O
+// error) is thrown as IoError from the next block (so from the graph's run), from flush(),
+// close(), setMarker(), split() and getResults(); the parts written before stay readable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tagflow/core/channel_index.hpp"
+#include "tagflow/core/kind_registry.hpp"
+#include "tagflow/core/measurement.hpp"
+#include "tagflow/io/tagfile/recorder.hpp"
+
+namespace tagflow {
+
+class FileWriter : public Measurement {
+ public:
+  // Creates the first part now: an unwritable path throws IoError here.
+  static const ParameterSchema& schema();
+
+  FileWriter(std::string name, std::string path, std::vector<channel_t> channels,
+             std::uint64_t max_file_size = kDefaultMaxFileSize, std::string configuration = "",
+             tagfile::Compression compression = tagfile::Compression::None);
+  ~FileWriter() override;
+
+  std::optional<std::vector<channel_t>> inputChannels() const override { return index_.channels(); }
+
+  // Tags recorded so far (handed to the files or on their way).
+  std::uint64_t getTotalEvents() const;
+  // Bytes in the files so far, over all parts.
+  std::uint64_t getTotalSize() const;
+  std::uint64_t getMaxFileSize() const { return max_file_size_; }
+  // Stores `text` at the current stream position; FileReader::getLastMarker() returns it once
+  // replay has passed it.
+  void setMarker(std::string text);
+  // The next block goes to a new part.
+  void split();
+  // Waits until everything recorded so far is in the files.
+  void flush();
+  // Ends the recording and closes the files.
+  void close();
+
+ protected:
+  void processTimeTags(std::span<const Tag> tags) override;
+  void advanceTime(timestamp_t time) override { last_time_ = time; }
+  void onCaptureStart(timestamp_t time, bool fresh) override;
+  void onCaptureEnd() override;
+  void onOverflowBegin(const Tag& tag) override { appendOne(tag); }
+  void onOverflowEnd(const Tag& tag) override { appendOne(tag); }
+  void onMissedEvents(const Tag& tag) override { appendOne(tag); }
+  void onError(const Tag& tag) override { appendOne(tag); }
+  // Recorded tags stay recorded: clear() resets only the capture duration.
+  void clearData() override {}
+  void collectResults(ResultSet& out) const override;
+
+ private:
+  // Copies the selected tags of `tags` behind the chunk; returns how many.
+  std::size_t filter(std::span<const Tag> tags, Tag* out) const;
+  void appendOne(const Tag& tag);
+  // Hands full chunks to the recorder, cut where the next tag is later than the last.
+  void cutFullChunks();
+  // Hands the chunk [chunk_begin_, end) to the recorder and starts the next at `end`.
+  void handOver(std::size_t count, timestamp_t end);
+  void flushLocked();
+
+  ChannelIndex index_;
+  std::uint64_t max_file_size_;
+  std::unique_ptr<TagFileRecorder> recorder_;
+  std::vector<Tag> chunk_;  // its size is its capacity; count_ tags are in use
+  std::size_t count_ = 0;
+  timestamp_t chunk_begin_ = 0;
+  timestamp_t last_time_ = 0;
+  bool capturing_ = false;
+  std::uint64_t total_events_ = 0;
+};
+
+// FileWriter by name, for configuration files and Python.
+MeasurementKind fileWriterKind();
+
+}  // namespace tagflow

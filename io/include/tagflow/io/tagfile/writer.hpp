@@ -1,0 +1,113 @@
+// TagFileWriter: writes a recording as a set of tag files (docs/formats.md), synchronously.
+// Part 0 is `path`, part k is `path` with ".k" before its extension. A part ends with a
+// part-end record that says whether the next part follows; the writer moves on to the next
+// part before a record once the current one has reached max_file_size (so a part exceeds it
+// by at most one record) or after split(). After flush() the set on disk is complete and
+// readable: the part-end record written there is provisional and the next record overwrites
+// it. A failed write cuts the part back to its last complete record, ends it there if it
+// can, and throws IoError naming the file, the offset and the reason; every record written
+// before stays readable, and the writer refuses further writes with the same error.
+//
+// Encoding (packing, compression, checksum) is split from writing, so that a recorder can
+// encode on one thread and write on another: BlockPacker makes an EncodedBlock,
+// TagFileWriter::write puts it into the file.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tagflow/io/tagfile/codec.hpp"
+#include "tagflow/io/tagfile/compressor.hpp"
+#include "tagflow/io/tagfile/format.hpp"
+
+namespace tagflow {
+
+inline constexpr std::uint64_t kDefaultMaxFileSize = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kMinMaxFileSize = 4096;
+
+struct TagFileOptions {
+  std::string path;
+  std::uint64_t max_file_size = kDefaultMaxFileSize;
+  tagfile::Compression compression = tagfile::Compression::None;
+  std::string configuration;        // the source's configuration, stored in every part
+  std::vector<channel_t> channels;  // recorded channels; empty: all
+
+  // Throws InvalidArgument naming a bad value and its valid range.
+  void validate() const;
+};
+
+// A record ready to be written; the writer fills in its sequence number.
+struct EncodedBlock {
+  tagfile::RecordHeader header;
+  std::vector<std::uint8_t> payload;
+};
+
+class BlockPacker {
+ public:
+  explicit BlockPacker(tagfile::Compression compression)
+      : compression_(compression), compressor_(compression) {}
+
+  // The block [begin_time, end_time) holding `tags` (time-ordered, inside the interval).
+  void pack(std::span<const Tag> tags, timestamp_t begin_time, timestamp_t end_time,
+            EncodedBlock& out);
+
+ private:
+  tagfile::Compression compression_;
+  tagfile::TagBlockEncoder encoder_;
+  tagfile::PayloadCompressor compressor_;
+  std::vector<std::uint8_t> raw_;
+};
+
+class TagFileWriter {
+ public:
+  // Creates part 0; throws IoError naming the path when it cannot.
+  explicit TagFileWriter(TagFileOptions options);
+  ~TagFileWriter();
+  TagFileWriter(const TagFileWriter&) = delete;
+  TagFileWriter& operator=(const TagFileWriter&) = delete;
+
+  void write(EncodedBlock& block);
+  void writeMarker(std::string_view text, timestamp_t time);
+  // The next record goes to a new part.
+  void split();
+  // Ends the set provisionally, so that it can be read now.
+  void flush();
+  // Ends the set for good and closes the file; later writes are refused.
+  void close();
+
+  // Bytes of the parts on disk (headers and complete records), over all parts.
+  std::uint64_t bytesWritten() const { return bytes_written_; }
+  std::uint64_t tagsWritten() const { return tags_written_; }
+  std::uint32_t partCount() const { return part_ + 1; }
+  const TagFileOptions& options() const { return options_; }
+
+  // The file of part `part` of the set that begins at `path`.
+  static std::string partPath(const std::string& path, std::uint32_t part);
+
+ private:
+  void openPart();
+  void writeRecord(tagfile::RecordHeader header, std::span<const std::uint8_t> payload);
+  void writePartEnd(bool continues, bool provisional);
+  void writeBytes(std::span<const std::uint8_t> bytes);
+  [[noreturn]] void fail(const std::string& what, int error_number);
+  void checkUsable() const;
+
+  TagFileOptions options_;
+  tagfile::FileHeader header_;
+  int fd_ = -1;
+  std::string part_path_;
+  std::uint32_t part_ = 0;
+  std::uint64_t offset_ = 0;  // end of the last complete record in the current part
+  std::uint64_t sequence_ = 0;
+  std::uint64_t bytes_written_ = 0;
+  std::uint64_t tags_written_ = 0;
+  timestamp_t last_time_ = 0;  // end of the last record, for part-end records
+  bool split_pending_ = false;
+  bool closed_ = false;
+  std::string error_;  // set once a write failed
+};
+
+}  // namespace tagflow

@@ -1,0 +1,244 @@
+#include "tagflow/io/hdf5/results_writer.hpp"
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <type_traits>
+#include <utility>
+
+#include "hdf5/handle.hpp"
+#include "tagflow/core/error.hpp"
+#include "tagflow/version.hpp"
+
+namespace tagflow {
+
+std::string tagflowVersion() {
+  return kVersion;
+}
+
+namespace {
+
+using hdf5::check;
+using hdf5::createGroup;
+using hdf5::fileType;
+using hdf5::Handle;
+using hdf5::nativeType;
+
+Handle stringType() {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "create a string type");
+  check(H5Tset_size(type, H5T_VARIABLE), "size a string type");
+  check(H5Tset_cset(type, H5T_CSET_UTF8), "set a string type's character set");
+  return type;
+}
+
+void writeStringAttribute(hid_t object, const std::string& name, const std::string& value) {
+  Handle type = stringType();
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a scalar dataspace");
+  Handle attribute(H5Acreate2(object, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Aclose, "create attribute '" + name + "'");
+  const char* text = value.c_str();
+  check(H5Awrite(attribute, type, &text), "write attribute '" + name + "'");
+}
+
+template <typename T>
+void writeArrayAttribute(hid_t object, const std::string& name, const T* values, std::size_t count,
+                         bool scalar) {
+  const hsize_t dims[1] = {count};
+  Handle space(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, dims, nullptr), H5Sclose,
+               "create a dataspace for attribute '" + name + "'");
+  Handle attribute(H5Acreate2(object, name.c_str(), fileType<T>(), space, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Aclose, "create attribute '" + name + "'");
+  if (count > 0)
+    check(H5Awrite(attribute, nativeType<T>(), values), "write attribute '" + name + "'");
+}
+
+void writeParameterAttribute(hid_t object, const std::string& name, const ParameterValue& value) {
+  std::visit(
+      [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::string>) {
+          writeStringAttribute(object, name, v);
+        } else if constexpr (std::is_same_v<V, bool>) {
+          const std::int8_t flag = v ? 1 : 0;
+          writeArrayAttribute(object, name, &flag, 1, true);
+        } else if constexpr (std::is_same_v<V, std::int64_t> || std::is_same_v<V, double>) {
+          writeArrayAttribute(object, name, &v, 1, true);
+        } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+          writeStringAttribute(object, name, formatParameter(value));
+        } else {
+          writeArrayAttribute(object, name, v.data(), v.size(), false);
+        }
+      },
+      value);
+}
+
+template <typename T>
+void writeDataset(hid_t group, const std::string& name, const std::vector<std::size_t>& shape,
+                  const std::vector<T>& data, const std::string& unit,
+                  const std::string& description) {
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  std::size_t elements = 1;
+  for (auto d : shape) elements *= d;
+  if (elements != data.size()) {
+    throw std::logic_error("dataset '" + name + "': shape holds " + std::to_string(elements) +
+                           " values, data " + std::to_string(data.size()));
+  }
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
+               "create a dataspace for '" + name + "'");
+  Handle dataset(
+      H5Dcreate2(group, name.c_str(), fileType<T>(), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose, "create dataset '" + name + "'");
+  if (!data.empty()) {
+    check(H5Dwrite(dataset, nativeType<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()),
+          "write dataset '" + name + "'");
+  }
+  writeStringAttribute(dataset, "unit", unit);
+  if (!description.empty()) writeStringAttribute(dataset, "description", description);
+}
+
+void writeStringDataset(hid_t group, const std::string& name,
+                        const std::vector<std::string>& values) {
+  std::vector<const char*> pointers;
+  for (const auto& value : values) pointers.push_back(value.c_str());
+  const hsize_t dims[1] = {values.size()};
+  Handle type = stringType();
+  Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose,
+               "create a dataspace for '" + name + "'");
+  Handle dataset(
+      H5Dcreate2(group, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+      "create dataset '" + name + "'");
+  if (!values.empty()) {
+    check(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()),
+          "write dataset '" + name + "'");
+  }
+}
+
+void writeResultSet(hid_t file, const ResultSet& result) {
+  if (result.name.empty() || result.name == "profile" ||
+      result.name.find('/') != std::string::npos) {
+    throw InvalidArgument("measurement name '" + result.name +
+                          "' cannot name an HDF5 group (valid: non-empty, no '/', not 'profile')");
+  }
+  Handle group = createGroup(file, result.name);
+  writeStringAttribute(group, "kind", result.kind);
+  for (const auto& [key, value] : result.parameters.entries())
+    writeParameterAttribute(group, key, value);
+  for (const auto& [key, unit] : result.parameter_units) {
+    if (result.parameters.contains(key)) writeStringAttribute(group, key + ".unit", unit);
+  }
+  for (const auto& [key, value] : result.facts.entries())
+    writeParameterAttribute(group, key, value);
+  for (const auto& array : result.arrays) {
+    std::visit(
+        [&](const auto& data) {
+          writeDataset(group, array.name, array.shape, data, array.unit, array.description);
+        },
+        array.data);
+  }
+}
+
+void writeProfile(hid_t file, const Profile& profile) {
+  Handle group = createGroup(file, "profile");
+  const std::size_t n = profile.nodes.size();
+  std::vector<std::string> names, kinds;
+  std::vector<std::uint64_t> tags, blocks;
+  std::vector<double> busy, wait, latency, capacity, share;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& node = profile.nodes[i];
+    names.push_back(node.name);
+    kinds.push_back(node.kind);
+    tags.push_back(node.tags);
+    blocks.push_back(node.blocks);
+    busy.push_back(node.busy_s);
+    wait.push_back(node.wait_s);
+    latency.push_back(node.max_latency_s);
+    capacity.push_back(node.capacityMTagsPerSecond());
+    share.push_back(i == 0 ? 0.0 : profile.share(node));
+  }
+  writeStringDataset(group, "node", names);
+  writeStringDataset(group, "kind", kinds);
+  writeDataset(group, "tags", {n}, tags, "tags", "tags processed by the node");
+  writeDataset(group, "blocks", {n}, blocks, "blocks", "blocks processed by the node");
+  writeDataset(group, "busy_s", {n}, busy, "s", "time spent inside the node's work");
+  writeDataset(group, "wait_s", {n}, wait, "s", "time spent waiting for input");
+  writeDataset(group, "max_latency_s", {n}, latency, "s",
+               "largest time from a block's publication to the node finishing it");
+  writeDataset(group, "capacity_mtags_per_s", {n}, capacity, "MTags/s",
+               "tags / busy time: the node's standalone rate");
+  writeDataset(group, "share", {n}, share, "1",
+               "busy time over all measurement busy time (0 for the source)");
+  const std::int64_t total_tags = static_cast<std::int64_t>(profile.tags);
+  writeParameterAttribute(group, "tags", total_tags);
+  writeParameterAttribute(group, "blocks", static_cast<std::int64_t>(profile.blocks));
+  writeParameterAttribute(group, "wall_s", profile.wall_s);
+  writeParameterAttribute(group, "wall_mtags_per_s", profile.wallMTagsPerSecond());
+  writeParameterAttribute(group, "threads", static_cast<std::int64_t>(profile.threads));
+  writeParameterAttribute(group, "stream_duration_ps", profile.stream_duration_ps);
+  writeParameterAttribute(group, "max_blocks_in_flight",
+                          static_cast<std::int64_t>(profile.max_blocks_in_flight));
+}
+
+std::string utcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
+}
+
+std::string temporaryPath(const std::string& path) {
+  return path + ".tmp." + std::to_string(::getpid());
+}
+
+}  // namespace
+
+void checkOutputWritable(const std::string& path) {
+  const std::string probe = temporaryPath(path);
+  std::FILE* file = std::fopen(probe.c_str(), "wb");
+  if (file == nullptr) {
+    throw IoError("cannot write output file '" + path + "': " + std::strerror(errno));
+  }
+  std::fclose(file);
+  std::remove(probe.c_str());
+}
+
+void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& results,
+                      const Profile& profile, const RunInfo& info) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions with our messages
+  const std::string temporary = temporaryPath(path);
+  try {
+    Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+                "create '" + temporary + "' (" + std::strerror(errno) + ")");
+    writeStringAttribute(file, "format", "tagflow-results/1");
+    writeStringAttribute(file, "producer", "tagflow");
+    writeStringAttribute(file, "tagflow_version", tagflowVersion());
+    writeStringAttribute(file, "created", utcNow());
+    writeStringAttribute(file, "source", info.source);
+    writeStringAttribute(file, "config", info.config);
+    writeStringAttribute(file, "time_unit", "ps");
+    for (const auto& result : results) writeResultSet(file, result);
+    writeProfile(file, profile);
+    if (!info.source_statistics.entries().empty()) {
+      Handle group = createGroup(file, "source");
+      for (const auto& [key, value] : info.source_statistics.entries())
+        writeParameterAttribute(group, key, value);
+    }
+    check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush '" + temporary + "'");
+    file.close("close '" + temporary + "'");
+  } catch (...) {
+    std::remove(temporary.c_str());
+    throw;
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw IoError("cannot move results into '" + path + "': " + reason);
+  }
+}
+
+}  // namespace tagflow

@@ -1,0 +1,202 @@
+#include "tagflow/io/tagfile/file_writer.hpp"
+
+#include <algorithm>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+namespace {
+
+// Fewest tags per recorded block: the graph's default block, small enough to stay in cache
+// while it is packed, large enough that the 56-byte record header costs nothing.
+constexpr std::size_t kBlockTags = 16384;
+// Tag buffers in circulation between the node and the recorder's threads.
+constexpr std::size_t kBuffers = 6;
+
+}  // namespace
+
+const ParameterSchema& FileWriter::schema() {
+  static const ParameterSchema schema(
+      "FileWriter",
+      "records the tags of the channels (and all overflow, missed-events, error tags) to a tag "
+      "file",
+      {ParameterSpec::text("path").help(
+           "tag file to write; further parts get .1, .2, ... before the extension"),
+       ParameterSpec::channels("channels").sizeBetween(1, SIZE_MAX).help("channels to record"),
+       ParameterSpec::integer("max_file_size")
+           .unit("bytes")
+           .atLeast(static_cast<double>(kMinMaxFileSize))
+           .byDefault(static_cast<std::int64_t>(kDefaultMaxFileSize))
+           .help("size after which a new part begins"),
+       ParameterSpec::text("compression")
+           .oneOf({"none", "zstd", "lz4"})
+           .byDefault(std::string("none"))
+           .help("general compressor behind the packed blocks"),
+       ParameterSpec::text("configuration")
+           .byDefault(std::string())
+           .help("text stored in the file as the source's configuration")});
+  return schema;
+}
+
+MeasurementKind fileWriterKind() {
+  return {&FileWriter::schema(), [](const std::string& name, const Parameters& p) {
+            return std::make_unique<FileWriter>(
+                name, p.getString("path"), channelListArgument(p, "channels"),
+                static_cast<std::uint64_t>(p.getInt("max_file_size")), p.getString("configuration"),
+                tagfile::compressionFromName(p.getString("compression")));
+          }};
+}
+
+FileWriter::FileWriter(std::string name, std::string path, std::vector<channel_t> channels,
+                       std::uint64_t max_file_size, std::string configuration,
+                       tagfile::Compression compression)
+    : Measurement(
+          schema(), std::move(name),
+          Parameters{{"path", path},
+                     {"channels", std::vector<std::int64_t>(channels.begin(), channels.end())},
+                     {"max_file_size", static_cast<std::int64_t>(max_file_size)},
+                     {"compression", std::string(tagfile::compressionName(compression))}}),
+      index_(channels, "FileWriter '" + this->name() + "'"),
+      max_file_size_(max_file_size) {
+  TagFileOptions options;
+  options.path = std::move(path);
+  options.max_file_size = max_file_size;
+  options.compression = compression;
+  options.configuration = std::move(configuration);
+  options.channels = std::move(channels);
+  recorder_ = std::make_unique<TagFileRecorder>(std::move(options), kBuffers);
+  chunk_ = recorder_->takeBuffer();
+  chunk_.resize(2 * kBlockTags);
+}
+
+FileWriter::~FileWriter() {
+  auto lock = lockData();
+  try {
+    if (capturing_) handOver(count_, last_time_);
+    recorder_->close();
+  } catch (const std::exception&) {
+    // A destructor cannot report; close() explicitly to see the error.
+  }
+}
+
+std::size_t FileWriter::filter(std::span<const Tag> tags, Tag* out) const {
+  const std::uint32_t discard = index_.discardSlot();
+  std::size_t kept = 0;
+  for (const Tag& tag : tags) {
+    out[kept] = tag;
+    kept += index_.slot(tag.channel) != discard;
+  }
+  return kept;
+}
+
+void FileWriter::processTimeTags(std::span<const Tag> tags) {
+  while (!tags.empty()) {
+    const std::size_t take = std::min(tags.size(), chunk_.size() - count_);
+    const std::size_t kept = filter(tags.first(take), chunk_.data() + count_);
+    count_ += kept;
+    total_events_ += kept;
+    tags = tags.subspan(take);
+    cutFullChunks();
+  }
+}
+
+void FileWriter::appendOne(const Tag& tag) {
+  if (count_ == chunk_.size()) chunk_.resize(2 * chunk_.size());
+  chunk_[count_++] = tag;
+  ++total_events_;
+  cutFullChunks();
+}
+
+// A full chunk is handed over up to the run of equal times it ends with (usually one tag):
+// those stay for the next block, which may get more tags of the same time. Blocks so hold
+// between kBlockTags and twice that, and almost nothing is copied twice.
+void FileWriter::cutFullChunks() {
+  if (count_ < kBlockTags) return;
+  std::size_t cut = count_ - 1;
+  while (cut > 0 && chunk_[cut - 1].time == chunk_[cut].time) --cut;
+  if (cut == 0) {
+    // One time shared by the whole chunk: let it grow.
+    if (count_ == chunk_.size()) chunk_.resize(2 * chunk_.size());
+    return;
+  }
+  handOver(cut, chunk_[cut].time);
+}
+
+void FileWriter::handOver(std::size_t count, timestamp_t end) {
+  if (count == 0 && end <= chunk_begin_) return;
+  std::vector<Tag> next = recorder_->takeBuffer();
+  if (next.size() < chunk_.size()) next.resize(chunk_.size());
+  std::copy(chunk_.begin() + static_cast<std::ptrdiff_t>(count),
+            chunk_.begin() + static_cast<std::ptrdiff_t>(count_), next.begin());
+  std::swap(chunk_, next);
+  count_ -= count;
+  recorder_->submit(std::move(next), count, chunk_begin_, end);
+  chunk_begin_ = end;
+}
+
+void FileWriter::onCaptureStart(timestamp_t time, bool /*fresh*/) {
+  chunk_begin_ = time;
+  last_time_ = time;
+  capturing_ = true;
+  // A replay must know that it begins inside an overflow interval.
+  if (inOverflow()) appendOne(Tag{TagType::OverflowBegin, 0, 0, 0, time});
+}
+
+void FileWriter::onCaptureEnd() {
+  capturing_ = false;
+  try {
+    handOver(count_, last_time_);
+    recorder_->flush();
+  } catch (const std::exception&) {
+    // Kept by the recorder; thrown by the next call that can throw.
+  }
+}
+
+void FileWriter::flushLocked() {
+  if (capturing_) handOver(count_, last_time_);
+  recorder_->flush();
+}
+
+std::uint64_t FileWriter::getTotalEvents() const {
+  auto lock = lockData();
+  return total_events_;
+}
+
+std::uint64_t FileWriter::getTotalSize() const {
+  return recorder_->bytesWritten();
+}
+
+void FileWriter::setMarker(std::string text) {
+  auto lock = lockData();
+  if (capturing_) handOver(count_, last_time_);
+  recorder_->marker(std::move(text), last_time_);
+}
+
+void FileWriter::split() {
+  auto lock = lockData();
+  if (capturing_) handOver(count_, last_time_);
+  recorder_->split();
+}
+
+void FileWriter::flush() {
+  auto lock = lockData();
+  flushLocked();
+}
+
+void FileWriter::close() {
+  auto lock = lockData();
+  if (capturing_) handOver(count_, last_time_);
+  capturing_ = false;
+  recorder_->close();
+}
+
+void FileWriter::collectResults(ResultSet& out) const {
+  const std::string error = recorder_->error();
+  if (!error.empty()) throw IoError("FileWriter '" + name() + "': " + error);
+  out.facts.set("total_events", static_cast<std::int64_t>(total_events_));
+  out.facts.set("total_size_bytes", static_cast<std::int64_t>(recorder_->bytesWritten()));
+  out.facts.set("parts", static_cast<std::int64_t>(recorder_->partCount()));
+}
+
+}  // namespace tagflow

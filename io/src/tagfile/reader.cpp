@@ -1,0 +1,156 @@
+#include "tagflow/io/tagfile/reader.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+using namespace tagfile;
+
+TagFileReader::TagFileReader(std::string path) : path_(std::move(path)) {
+  file_ = std::fopen(path_.c_str(), "rb");
+  if (file_ == nullptr) {
+    throw IoError("cannot open tag file '" + path_ + "': " + std::strerror(errno));
+  }
+  struct stat info {};
+  if (fstat(fileno(file_), &info) != 0 || !S_ISREG(info.st_mode)) {
+    std::fclose(file_);
+    throw IoError("tag file '" + path_ + "' is not a readable regular file");
+  }
+  try {
+    readHeader();
+  } catch (...) {
+    std::fclose(file_);
+    throw;
+  }
+}
+
+TagFileReader::TagFileReader(std::span<const std::uint8_t> bytes, std::string name)
+    : path_(std::move(name)), memory_(bytes), from_memory_(true) {
+  readHeader();
+}
+
+TagFileReader::~TagFileReader() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+std::string TagFileReader::where(std::uint64_t offset) const {
+  return "tag file '" + path_ + "', record " + std::to_string(record_index_) + " at byte offset " +
+         std::to_string(offset);
+}
+
+bool TagFileReader::readExactly(std::uint8_t* out, std::size_t size, std::size_t& got) {
+  if (from_memory_) {
+    got = std::min<std::uint64_t>(
+        size, memory_.size() - std::min<std::uint64_t>(offset_, memory_.size()));
+    if (got > 0) std::memcpy(out, memory_.data() + offset_, got);
+  } else {
+    got = std::fread(out, 1, size, file_);
+    if (got < size && std::ferror(file_)) {
+      throw IoError("reading tag file '" + path_ + "' failed at byte offset " +
+                    std::to_string(offset_ + got) + ": " + std::strerror(errno));
+    }
+  }
+  offset_ += got;
+  return got == size;
+}
+
+void TagFileReader::readHeader() {
+  std::vector<std::uint8_t> bytes(kFilePrefixSize);
+  std::size_t got = 0;
+  if (!readExactly(bytes.data(), bytes.size(), got)) {
+    if (got < kFileMagic.size() ||
+        !std::equal(kFileMagic.begin(), kFileMagic.end(), bytes.begin())) {
+      throw DataError("tag file '" + path_ + "' is not a tag file (it is " + std::to_string(got) +
+                      " bytes long, shorter than a file header)");
+    }
+    throw DataError("tag file '" + path_ + "' is truncated at byte offset " + std::to_string(got) +
+                    ", inside its file header");
+  }
+  const std::uint32_t size = fileHeaderSize(bytes, "tag file '" + path_ + "'");
+  bytes.resize(size);
+  if (!readExactly(bytes.data() + kFilePrefixSize, size - kFilePrefixSize, got)) {
+    throw DataError("tag file '" + path_ + "' is truncated at byte offset " +
+                    std::to_string(kFilePrefixSize + got) + ", inside its file header of " +
+                    std::to_string(size) + " bytes");
+  }
+  header_ = decodeFileHeader(bytes, "tag file '" + path_ + "'");
+  if (header_.part == 0) expectSequence(0);
+}
+
+bool TagFileReader::next(Record& record, std::vector<Tag>& tags) {
+  if (ended_) return false;
+  const std::uint64_t at = offset_;
+  std::uint8_t bytes[kRecordHeaderSize];
+  std::size_t got = 0;
+  if (!readExactly(bytes, sizeof bytes, got)) {
+    throw DataError(where(at) + ": the file is truncated at byte offset " +
+                    std::to_string(at + got) +
+                    (got == 0 ? " (no part-end record)" : " (inside a record header)") +
+                    "; every record before it is complete");
+  }
+  try {
+    record.header = decodeRecordHeader(bytes);
+  } catch (const DataError& error) {
+    throw DataError(where(at) + ": " + error.what());
+  }
+  const RecordHeader& header = record.header;
+  if (!sequence_known_) expectSequence(header.sequence);
+  if (header.sequence != expected_sequence_) {
+    throw DataError(where(at) + ": sequence number " + std::to_string(header.sequence) + " where " +
+                    std::to_string(expected_sequence_) +
+                    " was expected (a record or part is missing)");
+  }
+  if (from_memory_ && header.stored_size > memory_.size() - offset_) {
+    throw DataError(where(at) + ": the file is truncated at byte offset " +
+                    std::to_string(memory_.size()) + ", inside the payload of " +
+                    std::to_string(header.stored_size) +
+                    " bytes; every record before it is complete");
+  }
+  stored_.resize(header.stored_size);
+  if (!readExactly(stored_.data(), stored_.size(), got)) {
+    throw DataError(where(at) + ": the file is truncated at byte offset " +
+                    std::to_string(at + kRecordHeaderSize + got) + ", inside the payload of " +
+                    std::to_string(header.stored_size) +
+                    " bytes; every record before it is complete");
+  }
+  if (crc32c(stored_) != header.payload_crc) {
+    throw DataError(
+        where(at) + ": payload checksum mismatch (bytes " + std::to_string(at + kRecordHeaderSize) +
+        ".." + std::to_string(at + kRecordHeaderSize + header.stored_size - 1) + " are corrupt)");
+  }
+  try {
+    switch (header.kind) {
+      case RecordKind::Tags: {
+        std::span<const std::uint8_t> raw = stored_;
+        if (header.compression != Compression::None || header.raw_size != header.stored_size) {
+          raw_.resize(header.raw_size);
+          decompressor_.decompress(header.compression, stored_, raw_);
+          raw = raw_;
+        }
+        if (tags.size() < header.tag_count) tags.resize(header.tag_count);
+        decoder_.decode(raw, header.tag_count, header.begin_time, header.end_time, tags.data(),
+                        record.specials);
+        ++expected_sequence_;
+        break;
+      }
+      case RecordKind::Marker:
+        record.marker.assign(stored_.begin(), stored_.end());
+        ++expected_sequence_;
+        break;
+      case RecordKind::PartEnd:
+        ended_ = true;
+        break;
+    }
+  } catch (const DataError& error) {
+    throw DataError(where(at) + ": " + error.what());
+  }
+  ++record_index_;
+  return true;
+}
+
+}  // namespace tagflow

@@ -1,0 +1,617 @@
+#include "tagflow/io/udp/stream_source.hpp"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <sstream>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow {
+
+namespace {
+
+constexpr std::size_t kBatch = 64;
+constexpr std::size_t kMaxReorderWindow = 64;
+constexpr std::uint16_t kMaxMissedPerTag = 0xFFFF;
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
+
+std::int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool samePeer(const sockaddr_in& a, const sockaddr_in& b) {
+  return a.sin_addr.s_addr == b.sin_addr.s_addr && a.sin_port == b.sin_port;
+}
+
+UdpSourceConfig validated(UdpSourceConfig config) {
+  config.validate();
+  return config;
+}
+
+std::string formatSeconds(double seconds) {
+  std::ostringstream out;
+  out << std::round(seconds) << " s";
+  return out.str();
+}
+
+}  // namespace
+
+void UdpSourceConfig::validate() const {
+  socketAddress({address, port}, "udp source", true);
+  if (block_size < 1 || block_size > (std::size_t{1} << 26)) {
+    throw InvalidArgument("udp source: block_size " + std::to_string(block_size) +
+                          " is invalid (valid: 1..67108864)");
+  }
+  if (receive_buffer_bytes < 65536) {
+    throw InvalidArgument("udp source: receive_buffer " + std::to_string(receive_buffer_bytes) +
+                          " bytes is invalid (valid: 65536..2147483647)");
+  }
+  if (ring_datagrams < 2 * kBatch || ring_datagrams > (std::size_t{1} << 20)) {
+    throw InvalidArgument("udp source: ring_datagrams " + std::to_string(ring_datagrams) +
+                          " is invalid (valid: 128..1048576)");
+  }
+  checkCpu(receive_cpu, "udp source receive_cpu");
+  if (reorder_window > kMaxReorderWindow) {
+    throw InvalidArgument("udp source: reorder_window " + std::to_string(reorder_window) +
+                          " is invalid (valid: 0..64 datagrams)");
+  }
+  if (!(idle_timeout_s >= 0 && idle_timeout_s <= 1e6)) {
+    throw InvalidArgument("udp source: idle_timeout_s " + std::to_string(idle_timeout_s) +
+                          " is invalid (valid: 0 to wait for the sender's end, or up to 1e6)");
+  }
+  if (!(block_latency_s > 0 && block_latency_s <= 10)) {
+    throw InvalidArgument("udp source: block_latency_s " + std::to_string(block_latency_s) +
+                          " is invalid (valid: > 0 and <= 10)");
+  }
+  if (!(notice_interval_s > 0)) {
+    throw InvalidArgument("udp source: notice_interval_s " + std::to_string(notice_interval_s) +
+                          " is invalid (valid: > 0)");
+  }
+}
+
+const ParameterSchema& udpSourceSchema() {
+  static const ParameterSchema schema(
+      "udp",
+      "a stream received over UDP in the tagflow wire format (tagflow stream send, hardware)",
+      {ParameterSpec::text("address")
+           .byDefault(std::string("0.0.0.0"))
+           .help("local IPv4 address to receive on (0.0.0.0: all)"),
+       ParameterSpec::integer("port")
+           .atLeast(0)
+           .atMost(65535)
+           .byDefault(std::int64_t{4750})
+           .help("UDP port (0: any free port)"),
+       ParameterSpec::integer("block_size")
+           .atLeast(1)
+           .atMost(1 << 26)
+           .byDefault(std::int64_t{16384})
+           .help("tags per block"),
+       ParameterSpec::integer("receive_buffer")
+           .unit("bytes")
+           .atLeast(65536)
+           .atMost(2147483647)
+           .byDefault(std::int64_t{64 << 20})
+           .help("socket receive buffer"),
+       ParameterSpec::integer("ring_datagrams")
+           .atLeast(2 * kBatch)
+           .atMost(1 << 20)
+           .byDefault(std::int64_t{4096})
+           .help("datagrams between receiving and decoding"),
+       ParameterSpec::integer("receive_cpu")
+           .atLeast(-1)
+           .atMost(65535)
+           .byDefault(std::int64_t{-1})
+           .help("pin the receiving thread to this CPU (-1: any)"),
+       ParameterSpec::integer("reorder_window")
+           .atLeast(0)
+           .atMost(static_cast<double>(kMaxReorderWindow))
+           .byDefault(std::int64_t{8})
+           .help("datagrams held to put reordered ones back"),
+       ParameterSpec::real("idle_timeout_s")
+           .unit("s")
+           .atLeast(0)
+           .byDefault(0.0)
+           .help("end after this long without data (0: wait for the end of the stream)")});
+  return schema;
+}
+
+UdpSourceConfig udpSourceConfigFrom(const Parameters& given) {
+  const Parameters p = udpSourceSchema().validate(given, "source 'udp'");
+  UdpSourceConfig config;
+  config.address = p.getString("address");
+  config.port = static_cast<int>(p.getInt("port"));
+  config.block_size = static_cast<std::size_t>(p.getInt("block_size"));
+  config.receive_buffer_bytes = static_cast<int>(p.getInt("receive_buffer"));
+  config.ring_datagrams = static_cast<std::size_t>(p.getInt("ring_datagrams"));
+  config.receive_cpu = static_cast<int>(p.getInt("receive_cpu"));
+  config.reorder_window = static_cast<std::size_t>(p.getInt("reorder_window"));
+  config.idle_timeout_s = p.getDouble("idle_timeout_s");
+  config.validate();
+  return config;
+}
+
+std::uint64_t UdpReceiverStats::malformed() const {
+  std::uint64_t total = truncated + time_backwards;
+  for (std::uint64_t count : invalid) total += count;
+  return total;
+}
+
+Parameters UdpReceiverStats::toParameters() const {
+  const auto value = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+  Parameters p{{"kind", std::string("udp")},
+               {"datagrams_received", value(datagrams_received)},
+               {"bytes_received", value(bytes_received)},
+               {"datagrams_accepted", value(datagrams_accepted)},
+               {"tags", value(tags)},
+               {"events", value(events)},
+               {"datagrams_lost", value(datagrams_lost)},
+               {"events_lost", value(events_lost)},
+               {"gaps", value(gaps)},
+               {"duplicates", value(duplicates)},
+               {"reordered", value(reordered)},
+               {"late", value(late)},
+               {"foreign", value(foreign)},
+               {"malformed", value(malformed())},
+               {"malformed_truncated", value(truncated)},
+               {"malformed_time_backwards", value(time_backwards)}};
+  for (std::size_t i = 1; i < invalid.size(); ++i) {
+    p.set("malformed_" + std::string(wire::statusName(static_cast<wire::Status>(i))),
+          value(invalid[i]));
+  }
+  p.set("socket_drops", value(socket_drops));
+  p.set("ring_full", value(ring_full));
+  p.set("first_sequence", value(first_sequence));
+  p.set("largest_datagram_bytes", value(largest_datagram));
+  p.set("receive_buffer_bytes", receive_buffer_bytes);
+  return p;
+}
+
+UdpStreamSource::UdpStreamSource(UdpSourceConfig config)
+    : config_(validated(std::move(config))),
+      capacity_(config_.block_size + wire::kMaxWords + 64),
+      ring_(config_.ring_datagrams) {
+  if (!config_.notice) {
+    config_.notice = [](const std::string& line) { std::cerr << "udp source: " << line << "\n"; };
+  }
+  const sockaddr_in address = socketAddress({config_.address, config_.port}, "udp source", true);
+  socket_ = SocketFd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (socket_.get() < 0)
+    throw IoError("udp source: cannot create a socket: " + systemErrorText(errno));
+  receive_buffer_granted_ = setSocketBuffer(socket_.get(), true, config_.receive_buffer_bytes);
+  const int on = 1;
+  if (setsockopt(socket_.get(), SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on) != 0) {
+    throw IoError("udp source: cannot enable SO_RXQ_OVFL: " + systemErrorText(errno));
+  }
+  const timeval poll{
+      0, static_cast<suseconds_t>(
+             std::chrono::duration_cast<std::chrono::microseconds>(kPollInterval).count())};
+  setsockopt(socket_.get(), SOL_SOCKET, SO_RCVTIMEO, &poll, sizeof poll);
+  if (::bind(socket_.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    const int error = errno;
+    throw IoError("udp source: cannot bind " + config_.address + ":" +
+                  std::to_string(config_.port) + ": " + systemErrorText(error) +
+                  (error == EADDRINUSE ? " (another program receives on this port)" : ""));
+  }
+  sockaddr_in local{};
+  socklen_t length = sizeof local;
+  getsockname(socket_.get(), reinterpret_cast<sockaddr*>(&local), &length);
+  bound_ = UdpEndpoint{config_.address, ntohs(local.sin_port)};
+  stash_.resize(config_.reorder_window);
+  for (auto& slot : stash_) slot.bytes.resize(DatagramRing::kSlotBytes);
+  waiting_since_ = Clock::now();
+  // receive_cpu was checked above: the thread pins itself, where an error would come too late.
+  receiver_ = std::thread([this] { receiveLoop(); });
+}
+
+UdpStreamSource::~UdpStreamSource() {
+  stop_.store(true, std::memory_order_relaxed);
+  if (receiver_.joinable()) receiver_.join();
+}
+
+std::string UdpStreamSource::describe() const {
+  std::ostringstream out;
+  out << "udp address=" << bound_.address << " port=" << bound_.port
+      << " block_size=" << config_.block_size << " receive_buffer=" << receive_buffer_granted_
+      << " reorder_window=" << config_.reorder_window;
+  if (config_.receive_cpu >= 0) out << " receive_cpu=" << config_.receive_cpu;
+  if (config_.idle_timeout_s > 0) out << " idle_timeout_s=" << config_.idle_timeout_s;
+  return out.str();
+}
+
+void UdpStreamSource::requestStop() {
+  stop_.store(true, std::memory_order_relaxed);
+  ring_.wakeConsumer();
+}
+
+UdpReceiverStats UdpStreamSource::stats() const {
+  const auto get = [&](std::size_t counter) {
+    return counters_[counter].load(std::memory_order_relaxed);
+  };
+  UdpReceiverStats s;
+  s.datagrams_received = get(kReceived);
+  s.bytes_received = get(kBytes);
+  s.datagrams_accepted = get(kAccepted);
+  s.tags = get(kTags);
+  s.events = get(kEvents);
+  s.datagrams_lost = get(kLost);
+  s.events_lost = get(kEventsLost);
+  s.gaps = get(kGaps);
+  s.duplicates = get(kDuplicates);
+  s.reordered = get(kReordered);
+  s.late = get(kLate);
+  s.foreign = get(kForeign);
+  s.truncated = get(kTruncated);
+  s.time_backwards = get(kTimeBackwards);
+  for (std::size_t i = 0; i < wire::kStatusCount; ++i) s.invalid[i] = get(kInvalid + i);
+  s.socket_drops = get(kSocketDrops);
+  s.ring_full = get(kRingFull);
+  s.largest_datagram = get(kLargest);
+  s.first_sequence = first_sequence_.load(std::memory_order_relaxed);
+  s.receive_buffer_bytes = receive_buffer_granted_;
+  return s;
+}
+
+double UdpStreamSource::activeSeconds() const {
+  const std::int64_t first = first_accepted_ns_.load(std::memory_order_relaxed);
+  const std::int64_t last = last_accepted_ns_.load(std::memory_order_relaxed);
+  return first == 0 ? 0.0 : static_cast<double>(last - first) * 1e-9;
+}
+
+void UdpStreamSource::receiveLoop() {
+  try {
+    pinCurrentThread(config_.receive_cpu, "udp source receive_cpu");
+  } catch (const std::exception&) {
+    receive_error_.store(EINVAL, std::memory_order_relaxed);
+    stop_.store(true, std::memory_order_release);
+    ring_.wakeConsumer();
+    return;
+  }
+  std::array<mmsghdr, kBatch> messages{};
+  std::array<iovec, kBatch> vectors{};
+  std::array<sockaddr_in, kBatch> peers{};
+  struct alignas(cmsghdr) Control {
+    std::byte bytes[CMSG_SPACE(sizeof(std::uint32_t))];
+  };
+  std::array<Control, kBatch> controls{};
+  sockaddr_in stream_peer{};
+  bool have_peer = false;
+  bool was_full = false;
+  std::uint64_t largest = 0;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    const std::size_t room = std::min(ring_.writable(), kBatch);
+    if (room == 0) {
+      if (!was_full) count(kRingFull);
+      was_full = true;
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      continue;
+    }
+    was_full = false;
+    for (std::size_t j = 0; j < room; ++j) {
+      vectors[j] = iovec{ring_.writeSlot(j), DatagramRing::kSlotBytes};
+      msghdr& header = messages[j].msg_hdr;
+      header.msg_name = &peers[j];
+      header.msg_namelen = sizeof peers[j];
+      header.msg_iov = &vectors[j];
+      header.msg_iovlen = 1;
+      header.msg_control = controls[j].bytes;
+      header.msg_controllen = sizeof controls[j].bytes;
+      header.msg_flags = 0;
+    }
+    const int received = recvmmsg(socket_.get(), messages.data(), static_cast<unsigned>(room),
+                                  MSG_WAITFORONE, nullptr);
+    if (received < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+      receive_error_.store(errno, std::memory_order_relaxed);
+      stop_.store(true, std::memory_order_release);
+      ring_.wakeConsumer();
+      return;
+    }
+    std::uint64_t bytes = 0;
+    for (int j = 0; j < received; ++j) {
+      const msghdr& header = messages[static_cast<std::size_t>(j)].msg_hdr;
+      DatagramRing::SlotInfo& info = ring_.writeInfo(static_cast<std::size_t>(j));
+      info.length = messages[static_cast<std::size_t>(j)].msg_len;
+      info.flags = (header.msg_flags & MSG_TRUNC) != 0 ? DatagramRing::kTruncated : 0;
+      const sockaddr_in& peer = peers[static_cast<std::size_t>(j)];
+      if (!have_peer) {
+        stream_peer = peer;
+        have_peer = true;
+      } else if (!samePeer(peer, stream_peer)) {
+        info.flags |= DatagramRing::kForeign;
+      }
+      bytes += info.length;
+      largest = std::max<std::uint64_t>(largest, info.length);
+      for (cmsghdr* c = CMSG_FIRSTHDR(&header); c != nullptr;
+           c = CMSG_NXTHDR(const_cast<msghdr*>(&header), c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+          std::uint32_t drops;
+          std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
+          counters_[kSocketDrops].store(drops, std::memory_order_relaxed);
+        }
+      }
+    }
+    count(kReceived, static_cast<std::uint64_t>(received));
+    count(kBytes, bytes);
+    counters_[kLargest].store(largest, std::memory_order_relaxed);
+    ring_.publish(static_cast<std::size_t>(received));
+  }
+}
+
+bool UdpStreamSource::next(BlockBuffer& out) {
+  if (finished_) return false;
+  if (out.storage.size() < capacity_) out.storage.resize(capacity_);
+  out.special.clear();
+  filled_ = 0;
+  auto last_data = Clock::now();
+  while (filled_ < config_.block_size && !ended_) {
+    if (ring_.readable() > 0) {
+      const DatagramRing::SlotInfo info = ring_.readInfo();
+      handleDatagram(std::span<const std::byte>(ring_.readSlot(), info.length), info.flags, out);
+      ring_.release();
+      last_data = Clock::now();
+      waiting_since_ = last_data;
+      continue;
+    }
+    if (stop_.load(std::memory_order_acquire)) {
+      if (const int error = receive_error_.load(std::memory_order_relaxed); error != 0) {
+        throw IoError("udp source on " + bound_.text() +
+                      ": receiving failed: " + systemErrorText(error));
+      }
+      settleStash(out);
+      ended_ = true;
+      break;
+    }
+    const auto now = Clock::now();
+    const double quiet = std::chrono::duration<double>(now - last_data).count();
+    if (quiet >= config_.block_latency_s && stashed_ > 0) {
+      settleStash(out);
+      continue;
+    }
+    if (quiet >= config_.block_latency_s && filled_ > 0) break;
+    const double idle = std::chrono::duration<double>(now - waiting_since_).count();
+    if (any_processed_ && config_.idle_timeout_s > 0 && idle >= config_.idle_timeout_s) {
+      config_.notice("no datagrams for " + formatSeconds(idle) + " on " + bound_.text() +
+                     ": ending the stream (idle_timeout_s)");
+      settleStash(out);
+      ended_ = true;
+      break;
+    }
+    maybeNotice(now);
+    const auto wait = filled_ > 0 || stashed_ > 0
+                          ? std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::duration<double>(config_.block_latency_s))
+                          : std::chrono::duration_cast<std::chrono::microseconds>(kPollInterval);
+    ring_.waitReadable(wait);
+  }
+  if (!any_processed_) {
+    finished_ = true;
+    return false;
+  }
+  const timestamp_t end = ended_ ? std::max(position_, end_time_) : position_;
+  if (filled_ == 0 && end == block_begin_) {
+    finished_ = true;
+    return false;
+  }
+  out.tags = std::span<const Tag>(out.storage.data(), filled_);
+  out.begin_time = block_begin_;
+  out.end_time = end;
+  block_begin_ = end;
+  return true;
+}
+
+void UdpStreamSource::maybeNotice(Clock::time_point now) {
+  const double waited = std::chrono::duration<double>(now - waiting_since_).count();
+  const double since_notice = std::chrono::duration<double>(now - last_notice_).count();
+  if (!any_processed_) {
+    if (last_notice_ < waiting_since_) {
+      config_.notice("waiting for datagrams on " + bound_.text());
+      last_notice_ = now;
+    } else if (since_notice >= config_.notice_interval_s) {
+      config_.notice("still waiting for datagrams on " + bound_.text() + " (" +
+                     formatSeconds(waited) + ")");
+      last_notice_ = now;
+    }
+  } else if (waited >= config_.notice_interval_s &&
+             (last_notice_ < waiting_since_ || since_notice >= config_.notice_interval_s)) {
+    config_.notice("no datagrams for " + formatSeconds(waited) + " on " + bound_.text() +
+                   "; waiting for more or the end of the stream");
+    last_notice_ = now;
+  }
+}
+
+void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint8_t slot_flags,
+                                     BlockBuffer& out) {
+  if ((slot_flags & DatagramRing::kForeign) != 0) return count(kForeign);
+  if ((slot_flags & DatagramRing::kTruncated) != 0) return count(kTruncated);
+  wire::Header header;
+  const wire::Status status = wire::parseHeader(bytes, header);
+  if (status != wire::Status::Ok)
+    return count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(status)));
+  if (!any_processed_) {
+    // The stream begins with the first datagram that decodes.
+    expected_sequence_ = header.sequence;
+    expected_events_ = header.events_before;
+    position_ = header.base_time;
+    block_begin_ = header.base_time;
+    if (process(bytes, header, out)) {
+      first_sequence_.store(header.sequence, std::memory_order_relaxed);
+      newest_sequence_ = header.sequence;
+    }
+    return;
+  }
+  const auto ahead = static_cast<std::int32_t>(header.sequence - expected_sequence_);
+  if (ahead < 0) return count(wasSeen(header.sequence) ? kDuplicates : kLate);
+  if (ahead > 0 && isStashed(header.sequence)) return count(kDuplicates);
+  if (static_cast<std::int32_t>(header.sequence - newest_sequence_) < 0) {
+    count(kReordered);  // a later one came first
+  } else {
+    newest_sequence_ = header.sequence;
+  }
+  if (ahead == 0) {
+    if (process(bytes, header, out)) drainStash(out);
+    return;
+  }
+  const bool ends = (header.flags & wire::kFlagEndOfStream) != 0;
+  if (ends || static_cast<std::size_t>(ahead) > config_.reorder_window) {
+    // Too far ahead to wait for the missing ones (or nothing follows): settle the oldest.
+    const std::uint32_t keep_from =
+        ends ? header.sequence
+             : header.sequence - static_cast<std::uint32_t>(config_.reorder_window);
+    settleUntil(keep_from, out);
+    drainStash(out);
+    if (header.sequence == expected_sequence_) {
+      if (process(bytes, header, out)) drainStash(out);
+      return;
+    }
+  }
+  // Held datagrams are checked now: a corrupt copy must not stand in for a good one.
+  scratch_.resize(header.word_count);
+  const wire::Status content =
+      wire::decodeWords(header, bytes.data() + wire::kHeaderBytes, scratch_.data()).status;
+  if (content != wire::Status::Ok) {
+    return count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(content)));
+  }
+  Stashed& slot = stash_[header.sequence % stash_.size()];
+  slot.used = true;
+  slot.header = header;
+  slot.bytes.assign(bytes.begin(), bytes.end());
+  ++stashed_;
+}
+
+bool UdpStreamSource::isStashed(std::uint32_t sequence) const {
+  if (stash_.empty()) return false;
+  const Stashed& slot = stash_[sequence % stash_.size()];
+  return slot.used && slot.header.sequence == sequence;
+}
+
+bool UdpStreamSource::wasSeen(std::uint32_t sequence) const {
+  return seen_[sequence % seen_.size()] == (std::uint64_t{1} << 32 | sequence);
+}
+
+void UdpStreamSource::settleOne(BlockBuffer& out) {
+  const std::uint32_t sequence = expected_sequence_;
+  if (isStashed(sequence)) {
+    Stashed& slot = stash_[sequence % stash_.size()];
+    slot.used = false;
+    --stashed_;
+    if (process(slot.bytes, slot.header, out)) return;
+  }
+  ++pending_lost_;
+  ++expected_sequence_;
+}
+
+void UdpStreamSource::settleUntil(std::uint32_t sequence, BlockBuffer& out) {
+  while (static_cast<std::int32_t>(sequence - expected_sequence_) > 0) settleOne(out);
+}
+
+void UdpStreamSource::drainStash(BlockBuffer& out) {
+  while (stashed_ > 0 && isStashed(expected_sequence_)) settleOne(out);
+}
+
+void UdpStreamSource::settleStash(BlockBuffer& out) {
+  while (stashed_ > 0) settleOne(out);
+}
+
+void UdpStreamSource::ensureRoom(BlockBuffer& out, std::size_t tags) {
+  if (out.storage.size() < filled_ + tags) out.storage.resize(filled_ + tags + config_.block_size);
+}
+
+bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Header& header,
+                              BlockBuffer& out) {
+  if (header.base_time < position_) {
+    count(kTimeBackwards);
+    return false;
+  }
+  if (header.base_time == std::numeric_limits<timestamp_t>::max()) {
+    count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(wire::Status::TimeOverflow)));
+    return false;
+  }
+  const bool gap = pending_lost_ > 0;
+  const bool starts_in_overflow = (header.flags & wire::kFlagInOverflow) != 0;
+  if (!gap && any_processed_ && starts_in_overflow != in_overflow_) {
+    count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(wire::Status::OverflowOrder)));
+    return false;
+  }
+  const std::uint32_t lost_events = gap ? header.events_before - expected_events_ : 0;
+  const auto chunks = static_cast<std::size_t>((std::uint64_t{lost_events} + kMaxMissedPerTag - 1) /
+                                               kMaxMissedPerTag);
+  const bool opens = (gap || !any_processed_) && !in_overflow_ && (gap || starts_in_overflow);
+  const bool closes = gap && !starts_in_overflow;
+  const std::size_t marks = (opens ? 1 : 0) + chunks + (closes ? 1 : 0);
+  ensureRoom(out, marks + header.word_count);
+
+  const std::size_t special_before = out.special.size();
+  for (std::size_t i = 0; i < marks; ++i) {
+    out.special.push_back(static_cast<std::uint32_t>(filled_ + i));
+  }
+  Tag* const records = out.storage.data() + filled_ + marks;
+  const wire::Decoded decoded =
+      wire::decodeWords(header, bytes.data() + wire::kHeaderBytes, records, &out.special,
+                        static_cast<std::uint32_t>(filled_ + marks));
+  wire::Status status = decoded.status;
+  if (status == wire::Status::Ok && decoded.tags > 0 &&
+      decoded.last_time == std::numeric_limits<timestamp_t>::max()) {
+    status = wire::Status::TimeOverflow;  // the block could not end after it
+  }
+  if (status != wire::Status::Ok) {
+    out.special.resize(special_before);
+    count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(status)));
+    return false;
+  }
+
+  Tag* mark = out.storage.data() + filled_;
+  if (opens) {
+    // A loss opens at the first picosecond after the last record; a stream that starts inside
+    // an overflow opens at its start.
+    *mark++ = Tag{TagType::OverflowBegin, 0, 0, 0, gap ? position_ : header.base_time};
+  }
+  for (std::uint32_t left = lost_events; left > 0;) {
+    const auto chunk = static_cast<std::uint16_t>(std::min<std::uint32_t>(left, kMaxMissedPerTag));
+    *mark++ = Tag{TagType::MissedEvents, 0, chunk, 0, header.base_time};
+    left -= chunk;
+  }
+  if (closes) *mark++ = Tag{TagType::OverflowEnd, 0, 0, 0, header.base_time};
+  if (gap) {
+    count(kLost, pending_lost_);
+    count(kEventsLost, lost_events);
+    count(kGaps);
+    pending_lost_ = 0;
+    if (marks > (opens ? 1u : 0u)) position_ = std::max(position_, header.base_time + 1);
+  }
+
+  filled_ += marks + decoded.tags;
+  in_overflow_ = decoded.in_overflow;
+  if (decoded.tags > 0) {
+    position_ = decoded.last_time + 1;
+  } else {
+    position_ = std::max(position_, header.base_time);
+  }
+  any_processed_ = true;
+  expected_sequence_ = header.sequence + 1;
+  expected_events_ = header.events_before + decoded.events;
+  seen_[header.sequence % seen_.size()] = std::uint64_t{1} << 32 | header.sequence;
+  count(kAccepted);
+  count(kTags, decoded.tags);
+  count(kEvents, decoded.events);
+  const std::int64_t now = nowNs();
+  if (first_accepted_ns_.load(std::memory_order_relaxed) == 0) {
+    first_accepted_ns_.store(now, std::memory_order_relaxed);
+  }
+  last_accepted_ns_.store(now, std::memory_order_relaxed);
+  if ((header.flags & wire::kFlagEndOfStream) != 0) {
+    ended_ = true;
+    end_time_ = std::max(position_, header.base_time);
+  }
+  return true;
+}
+
+}  // namespace tagflow
