@@ -1,5 +1,7 @@
 #include "file_bench.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -249,22 +251,25 @@ int runFileBench(const FileBenchOptions& options) {
             << ", Poisson (4 channels) " << poisson.bytes_per_tag << ", correlated pairs "
             << pairs.bytes_per_tag << "\n";
   if (!options.json.empty()) {
+    const nlohmann::json json{{"tags", stream->size()},
+                              {"runs", options.runs},
+                              {"scan_mtags_per_s", scan},
+                              {"pack_none_mtags_per_s", median(pack_rates[0])},
+                              {"pack_lz4_mtags_per_s", median(pack_rates[1])},
+                              {"pack_zstd_mtags_per_s", median(pack_rates[2])},
+                              {"bytes_per_tag_none", pack_bytes[0]},
+                              {"bytes_per_tag_lz4", pack_bytes[1]},
+                              {"bytes_per_tag_zstd", pack_bytes[2]},
+                              {"decode_mtags_per_s", median(decodes)},
+                              {"shm_mtags_per_s", median(shm_rates)},
+                              {"disk_mtags_per_s", median(disk_rates)},
+                              {"disk_mb_per_s", median(disk_mb)},
+                              {"dd_mb_per_s", median(dd_rates)},
+                              {"clock_bytes_per_tag", clock.bytes_per_tag},
+                              {"poisson_bytes_per_tag", poisson.bytes_per_tag},
+                              {"pairs_bytes_per_tag", pairs.bytes_per_tag}};
     std::ofstream out(options.json);
-    out << std::setprecision(6) << "{\"tags\": " << stream->size() << ", \"runs\": " << options.runs
-        << ", \"scan_mtags_per_s\": " << scan
-        << ", \"pack_none_mtags_per_s\": " << median(pack_rates[0])
-        << ", \"pack_lz4_mtags_per_s\": " << median(pack_rates[1])
-        << ", \"pack_zstd_mtags_per_s\": " << median(pack_rates[2])
-        << ", \"bytes_per_tag_none\": " << pack_bytes[0]
-        << ", \"bytes_per_tag_lz4\": " << pack_bytes[1]
-        << ", \"bytes_per_tag_zstd\": " << pack_bytes[2]
-        << ", \"decode_mtags_per_s\": " << median(decodes)
-        << ", \"shm_mtags_per_s\": " << median(shm_rates)
-        << ", \"disk_mtags_per_s\": " << median(disk_rates)
-        << ", \"disk_mb_per_s\": " << median(disk_mb) << ", \"dd_mb_per_s\": " << median(dd_rates)
-        << ", \"clock_bytes_per_tag\": " << clock.bytes_per_tag
-        << ", \"poisson_bytes_per_tag\": " << poisson.bytes_per_tag
-        << ", \"pairs_bytes_per_tag\": " << pairs.bytes_per_tag << "}\n";
+    out << json.dump(2) << "\n";
     if (!out) throw std::runtime_error("cannot write " + options.json);
     std::cout << "json written to " << options.json << "\n";
   }

@@ -1,5 +1,7 @@
 #include "link_bench.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -154,19 +156,23 @@ int runLinkBench(const LinkBenchOptions& options) {
   }
   if (checksum == 42) std::cout << "";  // keeps the loops observable
   if (!options.json.empty()) {
-    std::ofstream out(options.json);
-    out << std::setprecision(6) << "{\"tags\": " << stream->size()
-        << ", \"block_size\": " << options.block_size << ", \"runs\": " << options.runs
-        << ", \"scan_mtags_per_s\": " << scan << ", \"link\": [";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const Figures& f = rows[i];
-      out << (i ? ", " : "") << "{\"mtu\": " << f.mtu << ", \"datagrams\": " << f.datagrams
-          << ", \"bytes_per_tag\": " << f.bytes_per_tag << ", \"decode_mtags_per_s\": " << f.decode
-          << ", \"decode_ratio_to_scan\": " << f.decode / scan
-          << ", \"encode_mtags_per_s\": " << f.encode
-          << ", \"encode_ratio_to_scan\": " << f.encode / scan << "}";
+    nlohmann::json link = nlohmann::json::array();
+    for (const Figures& f : rows) {
+      link.push_back({{"mtu", f.mtu},
+                      {"datagrams", f.datagrams},
+                      {"bytes_per_tag", f.bytes_per_tag},
+                      {"decode_mtags_per_s", f.decode},
+                      {"decode_ratio_to_scan", f.decode / scan},
+                      {"encode_mtags_per_s", f.encode},
+                      {"encode_ratio_to_scan", f.encode / scan}});
     }
-    out << "]}\n";
+    const nlohmann::json json{{"tags", stream->size()},
+                              {"block_size", options.block_size},
+                              {"runs", options.runs},
+                              {"scan_mtags_per_s", scan},
+                              {"link", link}};
+    std::ofstream out(options.json);
+    out << json.dump(2) << "\n";
     if (!out) throw std::runtime_error("cannot write " + options.json);
     std::cout << "json written to " << options.json << "\n";
   }

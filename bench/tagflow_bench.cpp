@@ -18,6 +18,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "bench_stream.hpp"
@@ -261,22 +262,29 @@ int memoryCheck(const Options& options) {
 void writeJson(const std::string& path, const Options& options, std::size_t tags, double scan,
                double bare_scan, const std::vector<CaseResult>& results, double together_1,
                double together_n, double pair_1, double pair_n) {
-  std::ofstream out(path);
-  out << std::setprecision(6) << "{\"tags\": " << tags << ", \"block_size\": " << options.block_size
-      << ", \"threads\": " << options.threads << ", \"runs\": " << options.runs
-      << ", \"scan_mtags_per_s\": " << scan << ", \"bare_scan_mtags_per_s\": " << bare_scan
-      << ", \"results\": [";
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    out << (i ? ", " : "") << "{\"name\": \"" << results[i].name
-        << "\", \"mtags_per_s\": " << results[i].capacity
-        << ", \"ratio_to_scan\": " << results[i].capacity / scan
-        << ", \"wall_mtags_per_s\": " << results[i].wall << "}";
+  nlohmann::json rows = nlohmann::json::array();
+  for (const CaseResult& result : results) {
+    rows.push_back({{"name", result.name},
+                    {"mtags_per_s", result.capacity},
+                    {"ratio_to_scan", result.capacity / scan},
+                    {"wall_mtags_per_s", result.wall}});
   }
-  out << "], \"all_together\": {\"threads\": " << options.threads
-      << ", \"wall_mtags_per_s\": " << together_n
-      << ", \"one_thread_wall_mtags_per_s\": " << together_1
-      << "}, \"counter_countrate\": {\"one_thread_wall_mtags_per_s\": " << pair_1
-      << ", \"wall_mtags_per_s\": " << pair_n << "}}\n";
+  const nlohmann::json json{
+      {"tags", tags},
+      {"block_size", options.block_size},
+      {"threads", options.threads},
+      {"runs", options.runs},
+      {"scan_mtags_per_s", scan},
+      {"bare_scan_mtags_per_s", bare_scan},
+      {"results", rows},
+      {"all_together",
+       {{"threads", options.threads},
+        {"wall_mtags_per_s", together_n},
+        {"one_thread_wall_mtags_per_s", together_1}}},
+      {"counter_countrate",
+       {{"one_thread_wall_mtags_per_s", pair_1}, {"wall_mtags_per_s", pair_n}}}};
+  std::ofstream out(path);
+  out << json.dump(2) << "\n";
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 

@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
-  libtbb-dev libhdf5-dev hdf5-tools libtomlplusplus-dev libcli11-dev
+  libtbb-dev libhdf5-dev hdf5-tools libtomlplusplus-dev libcli11-dev libfmt-dev
+  nlohmann-json3-dev
   catch2 libbenchmark-dev
   libeigen3-dev libfftw3-dev libzstd-dev liblz4-dev
   clang libclang-rt-14-dev iproute2

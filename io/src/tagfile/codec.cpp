@@ -359,6 +359,8 @@ struct TimeRun {
 };
 
 // What the encoder's first pass gathers over a block.
+}  // namespace
+
 struct ScanSummary {
   std::uint64_t previous;  // time of the tag before
   std::uint64_t min_delta;
@@ -367,6 +369,8 @@ struct ScanSummary {
   channel_t min_channel;
   channel_t max_channel;
 };
+
+namespace {
 
 // The first pass over tags [from, to) four at a time with AVX2 (the x86-64-v3 baseline):
 // deltas into `deltas`, their unsigned range, the channel range, the or of the tag heads.
@@ -444,23 +448,13 @@ std::uint32_t TagBlockEncoder::newCode(channel_t channel) {
   return code;
 }
 
-void TagBlockEncoder::encode(std::span<const Tag> tags, timestamp_t begin_time,
-                             std::vector<std::uint8_t>& out) {
+// Pass 1: deltas, their range and the channel range. Whether any tag is not a plain TimeTag
+// (its first four bytes, type, reserved and missed_events, are not all zero) is or-ed up and
+// looked into only then, to note the special tags.
+ScanSummary TagBlockEncoder::scanTags(std::span<const Tag> tags) {
   const std::size_t count = tags.size();
-  deltas_.resize(count);
-  exceptions_.resize(count);
-  specials_.clear();
-
-  // Pass 1: deltas, their range and the channel range. Whether any tag is not a plain TimeTag
-  // (its first four bytes, type, reserved and missed_events, are not all zero) is or-ed up
-  // and looked into only then.
   std::uint64_t* __restrict const deltas = deltas_.data();
   const Tag* __restrict const tag_data = tags.data();
-  // The first tag's offset from the block's begin is stored apart from the deltas, so that
-  // it does not widen their range (a clock's deltas are all alike, its offset is not).
-  const std::uint64_t first_offset = count == 0 ? 0
-                                                : static_cast<std::uint64_t>(tags.front().time) -
-                                                      static_cast<std::uint64_t>(begin_time);
   auto previous = count == 0 ? 0 : static_cast<std::uint64_t>(tags.front().time);
   std::uint64_t min_delta = count <= 1 ? 0 : ~std::uint64_t{0};
   std::uint64_t max_delta = 0;
@@ -509,11 +503,17 @@ void TagBlockEncoder::encode(std::span<const Tag> tags, timestamp_t begin_time,
       if (head != 0) specials_.push_back(static_cast<std::uint32_t>(i));
     }
   }
+  return ScanSummary{previous, min_delta, max_delta, any_special, min_channel, max_channel};
+}
 
-  // The channel table: when the channels span at most 64 numbers and numbering the whole
-  // span costs no more code bits than numbering the channels seen in a sample (bit = channel
-  // mod 64), the table is the span itself and a code is the channel minus the smallest (no
-  // look-up per tag); otherwise codes are given in order of first appearance.
+// The channel table: when the channels span at most 64 numbers and numbering the whole span
+// costs no more code bits than numbering the channels seen in a sample (bit = channel mod 64),
+// the table is the span itself and a code is the channel minus the smallest (no look-up per
+// tag, returns true); otherwise codes are given in order of first appearance, into codes_.
+bool TagBlockEncoder::buildChannelTable(std::span<const Tag> tags, channel_t min_channel,
+                                        channel_t max_channel) {
+  const std::size_t count = tags.size();
+  const Tag* __restrict const tag_data = tags.data();
   const std::uint64_t span =
       static_cast<std::uint64_t>(static_cast<std::int64_t>(max_channel) - min_channel) + 1;
   std::uint64_t seen = 0;
@@ -528,69 +528,38 @@ void TagBlockEncoder::encode(std::span<const Tag> tags, timestamp_t begin_time,
     for (std::uint64_t k = 0; k < span; ++k) {
       channels_.push_back(static_cast<channel_t>(min_channel + static_cast<std::int64_t>(k)));
     }
-  } else {
-    codes_.resize(count);
-    std::uint32_t* __restrict const codes = codes_.data();
-    const std::uint32_t* const direct = direct_.data();
-    for (std::size_t i = 0; i < count; ++i) {
-      const channel_t channel = tag_data[i].channel;
-      const std::uint32_t slot = directSlot(channel);
-      std::uint32_t code = slot < kDirectSize ? direct[slot] : 0;
-      if (code == 0) [[unlikely]]
-        code = newCode(channel) + 1;
-      codes[i] = code - 1;
-    }
-    for (channel_t channel : channels_) {
-      const std::uint32_t slot = directSlot(channel);
-      if (slot < kDirectSize) direct_[slot] = 0;
-    }
-    other_.clear();
+    return true;
   }
-
-  std::array<std::uint64_t, 65> histogram{};
-  std::uint64_t samples = 0;
-  for (std::size_t i = 1; i < count; i += kSampleStride, ++samples)
-    ++histogram[bitWidth(deltas[i])];
-  const unsigned delta_bytes =
-      chooseDeltaBytes(histogram, samples, (bitWidth(max_delta - min_delta) + 7) / 8);
-  const unsigned code_bits = codeBitsFor(channels_.size());
-
-  out.clear();
-  putVarint(out, channels_.size());
-  for (channel_t channel : channels_) putVarint(out, zigzag(channel));
-  out.push_back(static_cast<std::uint8_t>(code_bits));
-  out.push_back(static_cast<std::uint8_t>(delta_bytes));
-  putVarint(out, first_offset);
-  putVarint(out, min_delta);
-
-  // Pass 2: the two planes.
-  const std::size_t codes_at = out.size();
-  const std::size_t deltas_at = codes_at + codePlaneBytes(count, code_bits);
-  out.resize(deltas_at + deltaPlaneBytes(count, delta_bytes));
-  std::uint8_t* const code_plane = out.data() + codes_at;
-  if (spanned) {
-    const auto lowest = static_cast<std::uint32_t>(min_channel);
-    packCodesFor(
-        code_bits,
-        [tag_data, lowest](std::size_t i) {
-          return static_cast<std::uint32_t>(tag_data[i].channel) - lowest;
-        },
-        count, code_plane);
-  } else {
-    const std::uint32_t* const codes = codes_.data();
-    packCodesFor(
-        code_bits, [codes](std::size_t i) { return codes[i]; }, count, code_plane);
+  codes_.resize(count);
+  std::uint32_t* __restrict const codes = codes_.data();
+  const std::uint32_t* const direct = direct_.data();
+  for (std::size_t i = 0; i < count; ++i) {
+    const channel_t channel = tag_data[i].channel;
+    const std::uint32_t slot = directSlot(channel);
+    std::uint32_t code = slot < kDirectSize ? direct[slot] : 0;
+    if (code == 0) [[unlikely]]
+      code = newCode(channel) + 1;
+    codes[i] = code - 1;
   }
-  const std::size_t exception_count = packDeltasFor(
-      delta_bytes, deltas + std::min<std::size_t>(count, 1), count == 0 ? 0 : count - 1, min_delta,
-      out.data() + deltas_at, exceptions_.data());
+  for (channel_t channel : channels_) {
+    const std::uint32_t slot = directSlot(channel);
+    if (slot < kDirectSize) direct_[slot] = 0;
+  }
+  other_.clear();
+  return false;
+}
 
+// After the planes: the deltas too wide for the delta plane, then the special tags' heads.
+void TagBlockEncoder::putExceptionsAndSpecials(std::span<const Tag> tags,
+                                               std::size_t exception_count, std::uint64_t min_delta,
+                                               unsigned delta_bytes,
+                                               std::vector<std::uint8_t>& out) const {
   putVarint(out, exception_count);
   std::uint32_t next_index = 1;  // tag 0 has no plane delta, so no exception
   for (std::size_t e = 0; e < exception_count; ++e) {
     const std::uint32_t index = exceptions_[e];
     putVarint(out, index - next_index);
-    putVarint(out, (deltas[index] - min_delta) >> (8 * delta_bytes));
+    putVarint(out, (deltas_[index] - min_delta) >> (8 * delta_bytes));
     next_index = index + 1;
   }
   putVarint(out, specials_.size());
@@ -604,6 +573,62 @@ void TagBlockEncoder::encode(std::span<const Tag> tags, timestamp_t begin_time,
     out.push_back(static_cast<std::uint8_t>(tag.missed_events >> 8));
     next_index = index + 1;
   }
+}
+
+void TagBlockEncoder::encode(std::span<const Tag> tags, timestamp_t begin_time,
+                             std::vector<std::uint8_t>& out) {
+  const std::size_t count = tags.size();
+  deltas_.resize(count);
+  exceptions_.resize(count);
+  specials_.clear();
+  const ScanSummary summary = scanTags(tags);
+  const std::uint64_t* const deltas = deltas_.data();
+  // The first tag's offset from the block's begin is stored apart from the deltas, so that it
+  // does not widen their range (a clock's deltas are all alike, its offset is not).
+  const std::uint64_t first_offset = count == 0 ? 0
+                                                : static_cast<std::uint64_t>(tags.front().time) -
+                                                      static_cast<std::uint64_t>(begin_time);
+  const bool spanned = buildChannelTable(tags, summary.min_channel, summary.max_channel);
+
+  std::array<std::uint64_t, 65> histogram{};
+  std::uint64_t samples = 0;
+  for (std::size_t i = 1; i < count; i += kSampleStride, ++samples)
+    ++histogram[bitWidth(deltas[i])];
+  const unsigned delta_bytes = chooseDeltaBytes(
+      histogram, samples, (bitWidth(summary.max_delta - summary.min_delta) + 7) / 8);
+  const unsigned code_bits = codeBitsFor(channels_.size());
+
+  out.clear();
+  putVarint(out, channels_.size());
+  for (channel_t channel : channels_) putVarint(out, zigzag(channel));
+  out.push_back(static_cast<std::uint8_t>(code_bits));
+  out.push_back(static_cast<std::uint8_t>(delta_bytes));
+  putVarint(out, first_offset);
+  putVarint(out, summary.min_delta);
+
+  // Pass 2: the two planes.
+  const std::size_t codes_at = out.size();
+  const std::size_t deltas_at = codes_at + codePlaneBytes(count, code_bits);
+  out.resize(deltas_at + deltaPlaneBytes(count, delta_bytes));
+  std::uint8_t* const code_plane = out.data() + codes_at;
+  const Tag* const tag_data = tags.data();
+  if (spanned) {
+    const auto lowest = static_cast<std::uint32_t>(summary.min_channel);
+    packCodesFor(
+        code_bits,
+        [tag_data, lowest](std::size_t i) {
+          return static_cast<std::uint32_t>(tag_data[i].channel) - lowest;
+        },
+        count, code_plane);
+  } else {
+    const std::uint32_t* const codes = codes_.data();
+    packCodesFor(
+        code_bits, [codes](std::size_t i) { return codes[i]; }, count, code_plane);
+  }
+  const std::size_t exception_count = packDeltasFor(
+      delta_bytes, deltas + std::min<std::size_t>(count, 1), count == 0 ? 0 : count - 1,
+      summary.min_delta, out.data() + deltas_at, exceptions_.data());
+  putExceptionsAndSpecials(tags, exception_count, summary.min_delta, delta_bytes, out);
 }
 
 void TagBlockDecoder::decode(std::span<const std::uint8_t> payload, std::uint32_t tag_count,

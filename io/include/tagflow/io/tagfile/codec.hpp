@@ -21,6 +21,9 @@
 namespace tagflow::tagfile {
 
 // Reusable: keeps its scratch memory between blocks. One encoder per thread.
+// What the first pass over a block finds (defined with the encoder).
+struct ScanSummary;
+
 class TagBlockEncoder {
  public:
   TagBlockEncoder();
@@ -35,6 +38,11 @@ class TagBlockEncoder {
   static std::uint32_t directSlot(channel_t channel);
   // Gives `channel` the next code (it has none yet in this block) and returns it.
   std::uint32_t newCode(channel_t channel);
+  ScanSummary scanTags(std::span<const Tag> tags);
+  bool buildChannelTable(std::span<const Tag> tags, channel_t min_channel, channel_t max_channel);
+  void putExceptionsAndSpecials(std::span<const Tag> tags, std::size_t exception_count,
+                                std::uint64_t min_delta, unsigned delta_bytes,
+                                std::vector<std::uint8_t>& out) const;
 
   std::vector<std::uint32_t> direct_;  // code + 1, 0: none yet
   std::unordered_map<channel_t, std::uint32_t> other_;
