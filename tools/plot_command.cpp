@@ -1,7 +1,8 @@
 // `tagflow plot`: the figures are drawn by the Python plotter (tools/plot/tagflow_plot.py, on
 // h5py and matplotlib), which this command runs as a child process and whose exit status it
 // returns. The script is TAGFLOW_PLOT_SCRIPT from the environment when set, else the copy in
-// the source tree this program was built from; the interpreter is Debian's /usr/bin/python3
+// the source tree this program was built from, else the installed copy
+// (<prefix>/share/tagflow/tagflow_plot.py beside <prefix>/bin/tagflow); the interpreter is Debian's /usr/bin/python3
 // (the one with python3-h5py and python3-matplotlib) when present, else python3 on PATH.
 #include <spawn.h>
 #include <sys/wait.h>
@@ -27,9 +28,14 @@ namespace {
 
 std::string plotScript() {
   const char* configured = std::getenv("TAGFLOW_PLOT_SCRIPT");
-  const std::string script =
-      configured != nullptr && *configured != '\0' ? configured : TAGFLOW_PLOT_SCRIPT_PATH;
   std::error_code error;
+  std::string script = TAGFLOW_PLOT_SCRIPT_PATH;
+  if (configured != nullptr && *configured != '\0') {
+    script = configured;
+  } else if (!std::filesystem::is_regular_file(script, error)) {
+    const auto program = std::filesystem::read_symlink("/proc/self/exe", error);
+    script = (program.parent_path().parent_path() / "share/tagflow/tagflow_plot.py").string();
+  }
   if (!std::filesystem::is_regular_file(script, error)) {
     throw IoError("plot script '" + script +
                   "' not found (set TAGFLOW_PLOT_SCRIPT to the path of tagflow_plot.py)");

@@ -41,16 +41,16 @@ struct BlockBuffer {
   }
 };
 
-// How many of the first tags of a time-ordered run may form a block of at most `max_tags`
-// tags such that the next tag is strictly later than the block's last (a block covers
-// [begin, end) and the next block begins at its next tag's time). Tags sharing one time are
-// never split; if the first `max_tags + 1` share a time the run of equal times is returned
-// whole, so the result can exceed `max_tags` only then.
 // Index of the first tag at or after `time` in a time-ordered run, found by galloping from
 // the front: cost grows with the log of the answer, not of the run, which suits loops that
 // step through a block in short stretches (bins, windows).
 std::size_t firstAtOrAfter(std::span<const Tag> tags, timestamp_t time);
 
+// How many of the first tags of a time-ordered run may form a block of at most `max_tags`
+// tags such that the next tag is strictly later than the block's last (a block covers
+// [begin, end) and the next block begins at its next tag's time). Tags sharing one time are
+// never split; if the first `max_tags + 1` share a time the run of equal times is returned
+// whole, so the result can exceed `max_tags` only then.
 std::size_t blockSplitPoint(std::span<const Tag> tags, std::size_t max_tags);
 
 }  // namespace tagflow
