@@ -1,0 +1,67 @@
+// VendorFileSource: a vendor's time-tag file (PicoQuant, Becker & Hickl, quTAG) read as a
+// stream, in bounded memory whatever the file's size. Records are read a chunk at a time
+// (pread, 64-bit offsets), decoded by the format's RecordDecoder, put in time order up to the
+// decoder's futureBound() and handed out in blocks of at most block_size tags. The stream
+// begins at 0 (the acquisition's start) and ends after the last tag, or at the end of the
+// acquisition when the header states a later one.
+//
+// The header's record count is not trusted: the records are what the file holds. A trailing
+// partial record is an error, raised after every complete record was handed out, naming the
+// byte offset where it starts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tagflow/core/source.hpp"
+#include "tagflow/io/vendor/header_fields.hpp"
+#include "tagflow/io/vendor/record_decoder.hpp"
+
+namespace tagflow {
+
+// A vendor file opened and its header read: where the records are and how to decode them.
+struct VendorFile {
+  std::string path;
+  std::string format;  // "PTU", "SPC", ...: what the header says the file is
+  std::uint64_t file_size = 0;
+  std::uint64_t data_offset = 0;       // first byte of the first record
+  std::uint64_t records = 0;           // complete records the file holds
+  timestamp_t acquisition_end_ps = 0;  // from the header; 0 when it states none
+  HeaderFields header;                 // every header entry, for `tagflow info` and provenance
+  std::vector<std::string> warnings;   // what the header gets wrong that reading works around
+  std::unique_ptr<RecordDecoder> decoder;
+};
+
+class VendorFileSource : public Source {
+ public:
+  // Throws InvalidArgument for a block size outside 1..2^26.
+  VendorFileSource(VendorFile file, std::size_t block_size);
+  ~VendorFileSource() override;
+  VendorFileSource(const VendorFileSource&) = delete;
+  VendorFileSource& operator=(const VendorFileSource&) = delete;
+
+  bool next(BlockBuffer& out) override;
+  std::size_t maxBlockTags() const override { return block_size_; }
+  std::string describe() const override;
+
+  const VendorFile& file() const { return file_; }
+
+ private:
+  // Decodes the next chunk of records into pending_; false once every record was decoded.
+  bool decodeChunk();
+
+  VendorFile file_;
+  std::size_t block_size_;
+  int fd_ = -1;
+  std::uint64_t next_record_ = 0;
+  std::vector<std::uint8_t> chunk_;
+  std::vector<Tag> pending_;  // decoded, in time order from position_ on
+  std::size_t position_ = 0;
+  timestamp_t handed_out_until_ = 0;  // the end of the last block
+  bool started_ = false;
+  bool ended_ = false;
+};
+
+}  // namespace tagflow
