@@ -36,6 +36,15 @@ struct ConvertOptions {
 // Converts between raw tag files, tag files and Photon-HDF5.
 int convertCommand(const ConvertOptions& options);
 
+// `tagflow info FILE`: a vendor file's header.
+struct InfoOptions {
+  std::string path;
+  std::string format = "auto";
+  bool json = false;
+};
+
+int infoCommand(const InfoOptions& options);
+
 // The text of `tagflow run --help`'s list of source and measurement kinds with their keys.
 std::string kindsHelp();
 

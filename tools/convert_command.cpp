@@ -1,3 +1,7 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -7,6 +11,7 @@
 #include "tagflow/io/sources/raw_file.hpp"
 #include "tagflow/io/tagfile/file_reader.hpp"
 #include "tagflow/io/tagfile/writer.hpp"
+#include "tagflow/io/vendor/vendor_formats.hpp"
 
 namespace tagflow::cli {
 
@@ -14,31 +19,56 @@ namespace {
 
 constexpr std::size_t kBlockTags = 16384;
 
-// "raw", "tags" or "h5" from a --from/--to value, or else from the file's extension.
-std::string formatOf(const std::string& given, const std::string& path) {
+// "raw", "tags" or "h5" from a --from/--to value, or else from the file's extension; for an
+// input also a vendor format (vendorFormats()), named or recognised from the file's content.
+std::string formatOf(const std::string& given, const std::string& path, bool input) {
   const std::string format =
       given.empty() ? std::filesystem::path(path).extension().string() : given;
   if (format == "raw" || format == ".raw" || format == ".bin") return "raw";
   if (format == "tags" || format == ".tags") return "tags";
   if (format == "h5" || format == ".h5" || format == ".hdf5") return "h5";
-  throw InvalidArgument("cannot tell the format of '" + path + "' from '" + format +
-                        "' (valid: raw (.raw, .bin), tags (.tags), h5 (.h5, .hdf5); or "
-                        "--from/--to raw|tags|h5)");
+  if (input) {
+    const auto& vendor = vendorFormats();
+    if (std::find(vendor.begin(), vendor.end(), given) != vendor.end()) return given;
+    if (given.empty()) {
+      if (std::string detected = detectVendorFormat(path); !detected.empty()) return detected;
+    }
+  }
+  throw InvalidArgument(fmt::format(
+      "cannot tell the format of '{}' from '{}' (valid: raw (.raw, .bin), tags (.tags), h5 (.h5, "
+      ".hdf5){}; or --from/--to)",
+      path, format,
+      input ? fmt::format(", and to read: {}", fmt::join(vendorFormats(), ", ")) : ""));
 }
 
 std::unique_ptr<Source> openInput(const std::string& format, const std::string& path) {
   if (format == "raw") return std::make_unique<RawFileSource>(path, kBlockTags);
   if (format == "tags") return std::make_unique<FileReader>(path, kBlockTags);
-  return std::make_unique<PhotonHdf5Source>(path, kBlockTags);
+  if (format == "h5") return std::make_unique<PhotonHdf5Source>(path, kBlockTags);
+  VendorFile file = openVendorFile(path, format);
+  for (const std::string& warning : file.warnings) std::cerr << "warning: " << warning << "\n";
+  return std::make_unique<VendorFileSource>(std::move(file), kBlockTags);
+}
+
+// The header values a vendor file's tags depend on, as text for the output's provenance.
+std::string vendorProvenance(const Source& source) {
+  const auto* vendor = dynamic_cast<const VendorFileSource*>(&source);
+  if (vendor == nullptr) return "";
+  std::string text;
+  for (const auto& [key, value] : vendor->file().provenance.entries()) {
+    text += fmt::format("; {} = {}", key, formatParameter(value));
+  }
+  return text;
 }
 
 }  // namespace
 
 int convertCommand(const ConvertOptions& options) {
-  const std::string from = formatOf(options.from, options.input);
-  const std::string to = formatOf(options.to, options.output);
+  const std::string from = formatOf(options.from, options.input, true);
+  const std::string to = formatOf(options.to, options.output, false);
   std::unique_ptr<Source> source = openInput(from, options.input);
-  std::string configuration = "converted from " + options.input + " (" + source->describe() + ")";
+  std::string configuration = "converted from " + options.input + " (" + source->describe() +
+                              vendorProvenance(*source) + ")";
   std::vector<channel_t> channels;
   if (const auto* reader = dynamic_cast<const FileReader*>(source.get())) {
     configuration = reader->getConfiguration();

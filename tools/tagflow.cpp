@@ -1,7 +1,8 @@
 // tagflow: the command-line front end. `tagflow run CONFIG.toml` builds a measurement graph
 // from a configuration, runs it with live progress, prints the profile and writes HDF5;
 // `tagflow record CONFIG.toml OUT.raw` writes a source's stream to a raw tag file;
-// `tagflow convert IN OUT` converts between raw tag files, tag files and Photon-HDF5;
+// `tagflow convert IN OUT` converts between raw tag files, tag files and Photon-HDF5, and
+// from other vendors' files; `tagflow info FILE` shows a vendor file's header;
 // `tagflow plot RESULTS.h5` draws the figures of a results file; `tagflow stream send` sends
 // a source's stream over UDP and `tagflow linktest` measures that link.
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include "commands.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/hdf5/results_writer.hpp"
+#include "tagflow/io/vendor/vendor_formats.hpp"
 
 int main(int argc, char** argv) {
   using namespace tagflow;
@@ -35,11 +37,17 @@ int main(int argc, char** argv) {
 
   cli::ConvertOptions convert_options;
   auto* convert = app.add_subcommand(
-      "convert", "convert between raw tag files (.raw), tag files (.tags) and Photon-HDF5 (.h5)");
+      "convert",
+      "convert between raw tag files (.raw), tag files (.tags) and Photon-HDF5 (.h5), and from "
+      "other vendors' files (PTU, ...)");
   convert->add_option("input", convert_options.input, "file to read")->required();
   convert->add_option("output", convert_options.output, "file to write")->required();
-  convert->add_option("--from", convert_options.from, "input format (default: by extension)")
-      ->check(CLI::IsMember({"raw", "tags", "h5"}));
+  std::vector<std::string> input_formats{"raw", "tags", "h5"};
+  input_formats.insert(input_formats.end(), vendorFormats().begin(), vendorFormats().end());
+  convert
+      ->add_option("--from", convert_options.from,
+                   "input format (default: by extension, or a vendor file's content)")
+      ->check(CLI::IsMember(input_formats));
   convert->add_option("--to", convert_options.to, "output format (default: by extension)")
       ->check(CLI::IsMember({"raw", "tags", "h5"}));
   convert
@@ -53,6 +61,15 @@ int main(int argc, char** argv) {
   convert->add_option("--description", convert_options.description,
                       "Photon-HDF5 /description text");
   convert->add_flag("-q,--quiet", convert_options.quiet, "print nothing but errors");
+
+  cli::InfoOptions info_options;
+  auto* info = app.add_subcommand(
+      "info", "show a vendor time-tag file's header: format, records, every header entry");
+  info->add_option("file", info_options.path, "PTU, .pt2/.pt3/.ht2/.ht3, .spc or quTAG file")
+      ->required();
+  info->add_option("--format", info_options.format,
+                   "the file's format (default auto: recognised from its content)");
+  info->add_flag("--json", info_options.json, "print a JSON object instead of a table");
 
   cli::PlotOptions plot_options;
   auto* plot = app.add_subcommand("plot", "write one figure per measurement of a results file");
@@ -110,6 +127,7 @@ int main(int argc, char** argv) {
     if (*run) return cli::runCommand(run_options);
     if (*record) return cli::recordCommand(record_config, record_output);
     if (*convert) return cli::convertCommand(convert_options);
+    if (*info) return cli::infoCommand(info_options);
     if (*plot) return cli::plotCommand(plot_options);
     if (*send) return cli::streamSendCommand(send_options);
     if (*linktest) return cli::linktestCommand(link_options);

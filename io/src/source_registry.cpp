@@ -1,10 +1,15 @@
 #include "tagflow/io/source_registry.hpp"
 
+#include <fmt/format.h>
+
+#include <cstdio>
+
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/kind_registry.hpp"
 #include "tagflow/io/sources/raw_file.hpp"
 #include "tagflow/io/tagfile/file_reader.hpp"
 #include "tagflow/io/udp/stream_source.hpp"
+#include "tagflow/io/vendor/vendor_formats.hpp"
 
 namespace tagflow {
 
@@ -179,6 +184,55 @@ void requireNoTables(const SourceSpec& spec) {
   }
 }
 
+// The keys of every vendor file source: the file, the block size and the channel numbering.
+std::vector<ParameterSpec> vendorKeys() {
+  return {ParameterSpec::text("path").help("file to read"), blockSizeKey(kDefaultBlockSize),
+          ParameterSpec::channel("first_input_channel")
+              .byDefault(std::int64_t{1})
+              .help("channel of the vendor's input 0 (input k becomes this + k)"),
+          ParameterSpec::channel("sync_channel")
+              .byDefault(std::int64_t{100})
+              .help("channel of the sync"),
+          ParameterSpec::channel("first_marker_channel")
+              .byDefault(std::int64_t{200})
+              .help("channel of marker bit 0 (bit b becomes this + b)")};
+}
+
+const ParameterSchema& vendorSchema(const std::string& format) {
+  static std::map<std::string, ParameterSchema> schemas = [] {
+    std::map<std::string, ParameterSchema> made;
+    for (const std::string& name : vendorFormats()) {
+      made.emplace(name,
+                   ParameterSchema(name, fmt::format("a {} time-tag file", name), vendorKeys()));
+    }
+    std::vector<ParameterSpec> keys = vendorKeys();
+    keys.push_back(ParameterSpec::text("format")
+                       .byDefault(std::string("auto"))
+                       .help("the vendor format, or auto: recognised from the file's content"));
+    made.emplace("file", ParameterSchema("file",
+                                         "any vendor time-tag file (PicoQuant, Becker & Hickl, "
+                                         "quTAG), its format recognised from its content",
+                                         keys));
+    return made;
+  }();
+  return schemas.at(format);
+}
+
+std::unique_ptr<Source> vendorSource(const SourceSpec& spec) {
+  requireNoTables(spec);
+  const ParameterSchema& schema = vendorSchema(spec.kind);
+  const Parameters p = schema.validate(withoutKind(spec.parameters), "source '" + spec.kind + "'");
+  VendorOpenOptions options;
+  options.channels = {channelArgument(p, "first_input_channel"), channelArgument(p, "sync_channel"),
+                      channelArgument(p, "first_marker_channel")};
+  VendorFile file = openVendorFile(
+      p.getString("path"), spec.kind == "file" ? p.getString("format") : spec.kind, options);
+  for (const std::string& warning : file.warnings)
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  return std::make_unique<VendorFileSource>(std::move(file),
+                                            static_cast<std::size_t>(p.getInt("block_size")));
+}
+
 }  // namespace
 
 std::vector<SyntheticChannel> demoChannels() {
@@ -254,7 +308,15 @@ const std::vector<SourceKind>& sourceKinds() {
              udpSourceConfigFrom(withoutKind(spec.parameters)));
        }},
   };
-  return kinds;
+  static const std::vector<SourceKind> all = [] {
+    std::vector<SourceKind> joined = kinds;
+    joined.push_back({&vendorSchema("file"), {}, vendorSource});
+    for (const std::string& format : vendorFormats()) {
+      joined.push_back({&vendorSchema(format), {}, vendorSource});
+    }
+    return joined;
+  }();
+  return all;
 }
 
 std::unique_ptr<Source> makeSource(const SourceSpec& spec) {
@@ -269,6 +331,15 @@ std::unique_ptr<Source> makeSource(const SourceSpec& spec) {
 Parameters sourceStatistics(const Source& source) {
   if (const auto* udp = dynamic_cast<const UdpStreamSource*>(&source)) {
     return udp->stats().toParameters();
+  }
+  if (const auto* vendor = dynamic_cast<const VendorFileSource*>(&source)) {
+    const VendorFile& file = vendor->file();
+    Parameters provenance{{"kind", std::string("vendor file")},
+                          {"format", file.format},
+                          {"path", file.path},
+                          {"records", static_cast<std::int64_t>(file.records)}};
+    for (const auto& [key, value] : file.provenance.entries()) provenance.set(key, value);
+    return provenance;
   }
   return {};
 }

@@ -237,6 +237,10 @@ VendorFile openPtuFile(const std::string& path, VendorChannelMap channels) {
   } catch (const InvalidArgument& error) {
     throw DataError(fmt::format("'{}': {}", path, error.what()));
   }
+  file.provenance.set("TTResultFormat_TTTRRecType", fmt::format("0x{:08X}", type->code));
+  file.provenance.set("record_layout", std::string(layoutName(type->layout)));
+  file.provenance.set("MeasDesc_GlobalResolution", header.global_resolution);
+  if (isT3(type->layout)) file.provenance.set("MeasDesc_Resolution", header.resolution);
   file.header = std::move(header.fields);
   return file;
 }

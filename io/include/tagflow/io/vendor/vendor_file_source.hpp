@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tagflow/core/parameters.hpp"
 #include "tagflow/core/source.hpp"
 #include "tagflow/io/vendor/header_fields.hpp"
 #include "tagflow/io/vendor/record_decoder.hpp"
@@ -31,6 +32,9 @@ struct VendorFile {
   timestamp_t acquisition_end_ps = 0;  // from the header; 0 when it states none
   HeaderFields header;                 // every header entry, for `tagflow info` and provenance
   std::vector<std::string> warnings;   // what the header gets wrong that reading works around
+  // The header values the tags depend on (record type, resolutions, sync period), under their
+  // header names, for the results file's provenance.
+  Parameters provenance;
   std::unique_ptr<RecordDecoder> decoder;
 };
 
