@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Vendor files from the command line: `tagflow info` as a table and as JSON, `tagflow convert`
+# from PTU to a tag file and raw (exactly the same tags either way), a run on `kind = "file"`
+# whose results file carries the header values the tags depend on, and refused inputs (a file
+# of no known format, a truncated record, a header entry of an unknown type).
+# Usage: test_vendor_cli.sh PATH/TO/tagflow VENDOR_DATA_FOLDER
+set -uo pipefail
+tagflow=$1
+data=$2
+# shellcheck source=harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+
+ptu="$data/picoquant/v20_t3.ptu"
+
+if "$tagflow" info "$ptu" >info.txt 2>&1 && grep -q "PTU HydraHarp V2 T3" info.txt &&
+  grep -q "MeasDesc_GlobalResolution *float *2.000016000128001e-07" info.txt; then
+  pass "info table"
+else
+  fail "info table: $(head -5 info.txt)"
+fi
+
+if "$tagflow" info "$ptu" --json >info.json 2>&1 && "$python" - <<'PY'; then
+import json
+info = json.load(open("info.json"))
+assert info["format"] == "PTU HydraHarp V2 T3", info["format"]
+assert info["records"] == 106349, info["records"]
+names = {field["name"]: field for field in info["header"]}
+assert names["TTResult_NumberOfRecords"]["value"] == "106349"
+assert names["TTResult_SyncRate"]["type"] == "int"
+assert info["provenance"]["TTResultFormat_TTTRRecType"] == "0x01010304"
+PY
+  pass "info json"
+else
+  fail "info json"
+fi
+
+if "$tagflow" convert -q "$ptu" direct.raw && "$tagflow" convert -q "$ptu" via.tags &&
+  "$tagflow" convert -q via.tags via.raw && cmp -s direct.raw via.raw; then
+  pass "convert PTU -> tags -> raw equals PTU -> raw"
+else
+  fail "convert round trip"
+fi
+
+cat >run.toml <<TOML
+[run]
+output = "run.h5"
+[source]
+kind = "file"
+path = "$ptu"
+[[measurement]]
+kind = "Countrate"
+name = "rates"
+channels = [1, 2, 100]
+TOML
+if "$tagflow" run -q run.toml && "$python" - <<'PY'; then
+import h5py, numpy as np
+f = h5py.File("run.h5")
+source = f["source"].attrs
+assert source["format"] == "PTU HydraHarp V2 T3"
+assert source["TTResultFormat_TTTRRecType"] == "0x01010304"
+assert abs(source["MeasDesc_GlobalResolution"] - 2.000016000128001e-07) < 1e-20
+raw = np.fromfile("direct.raw", dtype=[("type", "u1"), ("reserved", "u1"), ("missed", "<u2"),
+                                         ("channel", "<i4"), ("time", "<i8")])
+counts = f["rates/counts_total"][()]
+expected = [int(np.sum(raw["channel"] == c)) for c in (1, 2, 100)]
+assert list(counts) == expected, (counts, expected)
+PY
+  pass "run on kind = file"
+else
+  fail "run on kind = file"
+fi
+
+head -c 4000 /dev/urandom >noise.bin
+"$tagflow" info noise.bin >out.txt 2>err.txt
+if [ $? -eq 2 ] && grep -q "is not recognised" err.txt; then
+  pass "unknown format refused"
+else
+  fail "unknown format: $(cat err.txt)"
+fi
+
+cp "$ptu" cut.ptu
+truncate -s -2 cut.ptu
+"$tagflow" convert cut.ptu cut.raw >out.txt 2>err.txt
+if [ $? -eq 1 ] && grep -q "truncated" err.txt && grep -q "byte offset 431192" err.txt; then
+  pass "truncated record named with its byte offset"
+else
+  fail "truncated record: $(cat err.txt)"
+fi
+
+finish
