@@ -11,6 +11,7 @@
 #include "tagflow/io/sources/raw_file.hpp"
 #include "tagflow/io/tagfile/file_reader.hpp"
 #include "tagflow/io/tagfile/writer.hpp"
+#include "tagflow/io/vendor/ptu_writer.hpp"
 #include "tagflow/io/vendor/vendor_formats.hpp"
 
 namespace tagflow::cli {
@@ -27,6 +28,7 @@ std::string formatOf(const std::string& given, const std::string& path, bool inp
   if (format == "raw" || format == ".raw" || format == ".bin") return "raw";
   if (format == "tags" || format == ".tags") return "tags";
   if (format == "h5" || format == ".h5" || format == ".hdf5") return "h5";
+  if (!input && (format == "ptu" || format == ".ptu")) return "ptu";
   if (input) {
     const auto& vendor = vendorFormats();
     if (std::find(vendor.begin(), vendor.end(), given) != vendor.end()) return given;
@@ -61,6 +63,30 @@ std::string vendorProvenance(const Source& source) {
   return text;
 }
 
+// Writes the stream as a PTU file; a failed export leaves no file behind.
+std::uint64_t writePtu(Source& source, const std::string& path, const std::string& comment) {
+  try {
+    PtuWriter writer(path, comment);
+    BlockBuffer block;
+    std::uint64_t tags = 0;
+    timestamp_t end = 0;
+    while (source.next(block)) {
+      writer.write(block.tags);
+      tags += block.tags.size();
+      end = block.end_time;
+    }
+    writer.close(end);
+    if (writer.leftOut() > 0) {
+      std::cerr << "warning: " << writer.leftOut()
+                << " overflow, missed-events or error tags have no PTU record and were left out\n";
+    }
+    return tags - writer.leftOut();
+  } catch (...) {
+    std::filesystem::remove(path);
+    throw;
+  }
+}
+
 }  // namespace
 
 int convertCommand(const ConvertOptions& options) {
@@ -80,6 +106,9 @@ int convertCommand(const ConvertOptions& options) {
   if (to == "h5") {
     tags = writePhotonHdf5(*source, options.output,
                            PhotonHdf5Export{options.description, options.input, configuration});
+    bytes = std::filesystem::file_size(options.output);
+  } else if (to == "ptu") {
+    tags = writePtu(*source, options.output, configuration);
     bytes = std::filesystem::file_size(options.output);
   } else if (to == "raw") {
     RawFileWriter writer(options.output);

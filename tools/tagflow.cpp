@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
                    "input format (default: by extension, or a vendor file's content)")
       ->check(CLI::IsMember(input_formats));
   convert->add_option("--to", convert_options.to, "output format (default: by extension)")
-      ->check(CLI::IsMember({"raw", "tags", "h5"}));
+      ->check(CLI::IsMember({"raw", "tags", "h5", "ptu"}));
   convert
       ->add_option("--compression", convert_options.compression,
                    "tag file compression behind the packed blocks")
