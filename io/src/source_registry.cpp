@@ -225,6 +225,12 @@ std::unique_ptr<Source> vendorSource(const SourceSpec& spec) {
   VendorOpenOptions options;
   options.channels = {channelArgument(p, "first_input_channel"), channelArgument(p, "sync_channel"),
                       channelArgument(p, "first_marker_channel")};
+  if (p.contains("macrotime_clock_ns")) {
+    options.spc_macrotime_clock_ns = p.getDouble("macrotime_clock_ns");
+    options.spc_set_file = p.getString("set_file");
+  }
+  if (p.contains("reorder_window_ps"))
+    options.qutag_reorder_window_ps = p.getInt("reorder_window_ps");
   VendorFile file = openVendorFile(
       p.getString("path"), spec.kind == "file" ? p.getString("format") : spec.kind, options);
   for (const std::string& warning : file.warnings)

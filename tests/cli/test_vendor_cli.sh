@@ -70,6 +70,48 @@ else
   fail "run on kind = file"
 fi
 
+# Every real file is recognised from its content (the .spc by its extension).
+for pair in "picoquant/v30_t2.ptu:PTU PicoHarp 300 T2" "picoquant/beads.ptu:PTU HydraHarp V2 T3" \
+  "legacy/PQ_HT3_SF-compression.ht3:HydraHarp T3 (.ht3, format 1.0)" \
+  "bh/test_noise.spc:B&H FIFO" "bh/bh_spc132_m000.spc:B&H FIFO"; do
+  file=${pair%%:*}
+  format=${pair#*:}
+  if "$tagflow" info "$data/$file" >info.txt 2>&1 && grep -qF "format  $format" info.txt; then
+    pass "info recognises $file"
+  else
+    fail "info $file: $(head -3 info.txt)"
+  fi
+done
+
+cat >spc.toml <<TOML
+[run]
+output = "spc.h5"
+[source]
+kind = "spc"
+path = "$data/bh/test_noise.spc"
+[[measurement]]
+kind = "Countrate"
+name = "rates"
+channels = [1, 2, 3, 4]
+TOML
+if "$tagflow" run -q spc.toml && "$python" - <<'PY'; then
+import h5py
+f = h5py.File("spc.h5")
+assert f["source"].attrs["format"].startswith("B&H FIFO")
+assert int(f["rates/counts_total"][()].sum()) == 6114, f["rates/counts_total"][()]
+PY
+  pass "run on kind = spc"
+else
+  fail "run on kind = spc"
+fi
+
+"$tagflow" info "$data/bh/test_noise.spc" --format pt3 >out.txt 2>err.txt
+if [ $? -ne 0 ] && grep -q "pt3" err.txt; then
+  pass "a named format that does not fit is refused"
+else
+  fail "wrong named format: $(cat err.txt)"
+fi
+
 head -c 4000 /dev/urandom >noise.bin
 "$tagflow" info noise.bin >out.txt 2>err.txt
 if [ $? -eq 2 ] && grep -q "is not recognised" err.txt; then

@@ -120,7 +120,7 @@ bool VendorFileSource::next(BlockBuffer& out) {
     out.end_time = std::max(bound, handed_out_until_ + 1);
   } else {
     const timestamp_t last = count > 0 ? ready[count - 1].time + 1 : handed_out_until_;
-    out.end_time = std::max({last, file_.acquisition_end_ps, handed_out_until_ + 1});
+    out.end_time = std::max(last, handed_out_until_ + 1);
     ended_ = true;
   }
   started_ = true;

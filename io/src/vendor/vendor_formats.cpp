@@ -3,25 +3,61 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/vendor/becker_hickl_spc.hpp"
 #include "tagflow/io/vendor/picoquant_files.hpp"
+#include "tagflow/io/vendor/qutag.hpp"
 
 namespace tagflow {
 
+namespace {
+
+std::string lowerExtension(const std::string& path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return extension.empty() ? extension : extension.substr(1);
+}
+
+// The legacy PicoQuant file of `head` (its first bytes): the Ident names the instrument, the
+// measurement mode (2: T2, 3: T3) sits after the text and binary header fields before it.
+std::string legacyFormat(const std::vector<char>& head) {
+  const std::string ident(head.data(), strnlen(head.data(), 16));
+  const bool picoharp = ident == "PicoHarp 300";
+  if (!picoharp && ident != "HydraHarp") return "";
+  const std::size_t mode_at = picoharp ? 348 : 340;
+  if (head.size() < mode_at + 4) return "";
+  std::int32_t mode;
+  std::memcpy(&mode, head.data() + mode_at, 4);
+  if (mode != 2 && mode != 3) return "";
+  return std::string(picoharp ? "pt" : "ht") + (mode == 2 ? "2" : "3");
+}
+
+}  // namespace
+
 const std::vector<std::string>& vendorFormats() {
-  static const std::vector<std::string> formats{"ptu"};
+  static const std::vector<std::string> formats{"ptu", "pt2", "pt3", "ht2", "ht3", "spc", "qutag"};
   return formats;
 }
 
 std::string detectVendorFormat(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(fmt::format("cannot open '{}'", path));
-  char head[16] = {};
-  in.read(head, sizeof head);
-  if (std::memcmp(head, "PQTTTR", 6) == 0) return "ptu";
+  std::vector<char> head(512, 0);
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  head.push_back(0);
+  if (head.size() >= 6 && std::memcmp(head.data(), "PQTTTR", 6) == 0) return "ptu";
+  if (head.size() >= 4 && std::memcmp(head.data(), "\x87\xB3\x91\xFA", 4) == 0) return "qutag";
+  if (std::string legacy = legacyFormat(head); !legacy.empty()) return legacy;
+  // Becker & Hickl FIFO files carry no signature: their first word is the macrotime clock.
+  if (lowerExtension(path) == "spc") return "spc";
   return "";
 }
 
@@ -38,6 +74,19 @@ VendorFile openVendorFile(const std::string& path, std::string_view format,
     }
   }
   if (chosen == "ptu") return openPtuFile(path, options.channels);
+  if (chosen == "spc") {
+    return openSpcFile(path, {"auto", options.spc_macrotime_clock_ns, options.spc_set_file},
+                       options.channels);
+  }
+  if (chosen == "qutag")
+    return openQutagFile(path, options.channels, options.qutag_reorder_window_ps);
+  if (chosen == "pt2" || chosen == "pt3" || chosen == "ht2" || chosen == "ht3") {
+    VendorFile file = openPicoQuantLegacyFile(path, options.channels);
+    if (file.format.find("." + chosen) == std::string::npos) {
+      throw InvalidArgument(fmt::format("'{}' is a {} file, not .{}", path, file.format, chosen));
+    }
+    return file;
+  }
   throw InvalidArgument(fmt::format("unknown vendor format '{}' (valid: auto, {})", chosen,
                                     fmt::join(vendorFormats(), ", ")));
 }

@@ -2,8 +2,8 @@
 // stream, in bounded memory whatever the file's size. Records are read a chunk at a time
 // (pread, 64-bit offsets), decoded by the format's RecordDecoder, put in time order up to the
 // decoder's futureBound() and handed out in blocks of at most block_size tags. The stream
-// begins at 0 (the acquisition's start) and ends after the last tag, or at the end of the
-// acquisition when the header states a later one.
+// begins at 0 (the acquisition's start) and ends after the last tag (headers state the
+// acquisition time asked for, not the time recorded).
 //
 // The header's record count is not trusted: the records are what the file holds. A trailing
 // partial record is an error, raised after every complete record was handed out, naming the
@@ -27,11 +27,10 @@ struct VendorFile {
   std::string path;
   std::string format;  // "PTU", "SPC", ...: what the header says the file is
   std::uint64_t file_size = 0;
-  std::uint64_t data_offset = 0;       // first byte of the first record
-  std::uint64_t records = 0;           // complete records the file holds
-  timestamp_t acquisition_end_ps = 0;  // from the header; 0 when it states none
-  HeaderFields header;                 // every header entry, for `tagflow info` and provenance
-  std::vector<std::string> warnings;   // what the header gets wrong that reading works around
+  std::uint64_t data_offset = 0;      // first byte of the first record
+  std::uint64_t records = 0;          // complete records the file holds
+  HeaderFields header;                // every header entry, for `tagflow info` and provenance
+  std::vector<std::string> warnings;  // what the header gets wrong that reading works around
   // The header values the tags depend on (record type, resolutions, sync period), under their
   // header names, for the results file's provenance.
   Parameters provenance;
