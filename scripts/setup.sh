@@ -9,7 +9,7 @@ packages=(
   catch2 libbenchmark-dev
   libeigen3-dev libfftw3-dev libzstd-dev liblz4-dev
   clang libclang-rt-14-dev iproute2
-  python3 python3-numpy python3-h5py python3-matplotlib
+  python3 python3-dev python3-numpy python3-h5py python3-matplotlib python3-pytest pybind11-dev
 )
 missing=()
 for p in "${packages[@]}"; do

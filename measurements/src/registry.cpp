@@ -5,6 +5,7 @@
 #include "tagflow/measurements/countrate.hpp"
 #include "tagflow/measurements/frequency_stability.hpp"
 #include "tagflow/measurements/phase_noise.hpp"
+#include "tagflow/measurements/tag_stream.hpp"
 
 namespace tagflow {
 
@@ -40,6 +41,10 @@ std::vector<MeasurementKind> buildKinds() {
   kinds.push_back({&PhaseNoise::schema(), [](const std::string& name, const Parameters& p) {
                      return std::make_unique<PhaseNoise>(name, channelListArgument(p, "channels"),
                                                          p.getInt("samples_per_octave"));
+                   }});
+  kinds.push_back({&TagStream::schema(), [](const std::string& name, const Parameters& p) {
+                     return std::make_unique<TagStream>(name, channelListArgument(p, "channels"),
+                                                        p.getInt("max_tags"));
                    }});
   return kinds;
 }

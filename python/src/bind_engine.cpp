@@ -1,0 +1,154 @@
+// Sources, the graph, profiles, results files and the declarations of every kind.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "conversions.hpp"
+#include "python_graph.hpp"
+#include "tagflow/core/error.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
+#include "tagflow/kinds.hpp"
+
+namespace tagflow::python {
+
+namespace {
+
+// A source by kind: keyword arguments are its keys; a list of dicts is a table
+// ([[source.channel]] -> channel=[{...}, ...]).
+std::unique_ptr<Source> makeSourceFrom(const std::string& kind, const py::dict& kwargs) {
+  SourceSpec spec;
+  spec.kind = kind;
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = py::str(key).cast<std::string>();
+    if (value.is_none()) continue;
+    const bool is_table = py::isinstance<py::list>(value) && py::len(value) > 0 &&
+                          py::isinstance<py::dict>(value.cast<py::list>()[0]);
+    if (is_table) {
+      for (const py::handle row : value.cast<py::list>()) {
+        spec.tables[name].push_back(parametersFrom(row.cast<py::dict>()));
+      }
+    } else {
+      spec.parameters.set(name, parameterValue(name, value));
+    }
+  }
+  return makeSource(spec);
+}
+
+std::unique_ptr<Source> memorySource(
+    const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& times,
+    const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& channels,
+    std::size_t block_size, std::optional<timestamp_t> begin, std::optional<timestamp_t> end) {
+  if (times.ndim() != 1 || channels.ndim() != 1 || times.size() != channels.size()) {
+    throw InvalidArgument("times and channels must be 1-d arrays of the same length (got " +
+                          std::to_string(times.size()) + " and " + std::to_string(channels.size()) +
+                          " elements)");
+  }
+  auto tags = std::make_shared<std::vector<Tag>>();
+  tags->reserve(static_cast<std::size_t>(times.size()));
+  const std::int64_t* t = times.data();
+  const std::int64_t* c = channels.data();
+  for (py::ssize_t i = 0; i < times.size(); ++i) {
+    if (c[i] < INT32_MIN || c[i] > INT32_MAX) {
+      throw InvalidArgument("channels[" + std::to_string(i) + "] = " + std::to_string(c[i]) +
+                            " is out of range (valid: 32-bit signed integers)");
+    }
+    if (i > 0 && t[i] < t[i - 1]) {
+      throw InvalidArgument("times[" + std::to_string(i) + "] = " + std::to_string(t[i]) +
+                            " ps is earlier than times[" + std::to_string(i - 1) +
+                            "] = " + std::to_string(t[i - 1]) + " ps (valid: sorted in time)");
+    }
+    tags->push_back(makeTimeTag(static_cast<channel_t>(c[i]), t[i]));
+  }
+  if (begin || end) {
+    const timestamp_t first = begin.value_or(tags->empty() ? 0 : tags->front().time);
+    const timestamp_t last = end.value_or(tags->empty() ? first + 1 : tags->back().time + 1);
+    return std::make_unique<MemorySource>(std::move(tags), block_size, first, last);
+  }
+  return std::make_unique<MemorySource>(std::move(tags), block_size);
+}
+
+py::list schemaKeys(const ParameterSchema& schema) {
+  py::list keys;
+  for (const ParameterSpec& spec : schema.keys()) {
+    if (!spec.isNumbered()) keys.append(spec.name());
+  }
+  return keys;
+}
+
+}  // namespace
+
+void bindEngine(py::module_& module) {
+  py::class_<Source>(module, "Source", "a stream of time-ordered blocks of tags")
+      .def("describe", &Source::describe);
+  module.def("make_source", &makeSourceFrom, py::arg("kind"), py::arg("kwargs"),
+             "a source of `kind` (synthetic, raw, tagfile, udp, ptu, file, ...) from its keys");
+  module.def("memory_source", &memorySource, py::arg("times"), py::arg("channels"),
+             py::arg("block_size") = 16384, py::arg("begin_time") = py::none(),
+             py::arg("end_time") = py::none());
+
+  py::class_<PythonGraph>(module, "Graph")
+      .def(py::init<py::object, int, std::size_t>(), py::arg("source"), py::arg("threads") = 0,
+           py::arg("max_blocks_in_flight") = 8)
+      .def("_add_measurement", &PythonGraph::addMeasurement)
+      .def("_add_channel", &PythonGraph::addChannel)
+      .def("remove", &PythonGraph::removeMeasurement, py::arg("measurement"),
+           "take a measurement out of the graph (it keeps its data)")
+      .def("_unique_name", &PythonGraph::uniqueName)
+      .def("start", &PythonGraph::start, py::arg("duration_ps") = -1,
+           "run in the background for duration_ps of stream time (-1: the whole stream)")
+      .def("wait", &PythonGraph::wait, py::arg("timeout") = -1.0,
+           "wait for the run to end; its profile, or None on timeout")
+      .def("run", &PythonGraph::run, py::arg("duration_ps") = -1,
+           "run and wait; Ctrl-C stops the run cleanly and keeps the data")
+      .def("stop", &PythonGraph::stop, "end the run after the block being produced")
+      .def("isRunning", &PythonGraph::isRunning)
+      .def("profile", &PythonGraph::profile, "the profile of the last run, as plain data")
+      .def_property_readonly("measurements", &PythonGraph::measurements)
+      .def_property_readonly(
+          "source", [](PythonGraph& graph) -> Source& { return graph.source(); },
+          py::return_value_policy::reference_internal);
+
+  module.def(
+      "write_hdf5",
+      [](const std::string& path, PythonGraph& graph, const std::string& config) {
+        std::vector<ResultSet> results;
+        for (const py::object& object : graph.measurements()) {
+          results.push_back(object.cast<Measurement&>().getResults());
+        }
+        const Profile profile = graph.lastProfile().value_or(Profile{});
+        py::gil_scoped_release release;
+        writeResultsHdf5(
+            path, results, profile,
+            RunInfo{graph.source().describe(), config, sourceStatistics(graph.source())});
+      },
+      py::arg("path"), py::arg("graph"), py::arg("config") = "",
+      "write every measurement of the graph and its last profile, in tagflow run's layout");
+
+  module.def("measurement_kinds", [] {
+    py::dict kinds;
+    for (const MeasurementKind& kind : allMeasurementKinds()) {
+      kinds[py::str(kind.kind())] = py::make_tuple(schemaKeys(*kind.schema), kind.schema->summary(),
+                                                   kind.schema->help("    "));
+    }
+    return kinds;
+  });
+  module.def("channel_kinds", [] {
+    py::dict kinds;
+    for (const VirtualChannelKind& kind : virtualChannelKinds()) {
+      kinds[py::str(kind.kind())] = py::make_tuple(schemaKeys(*kind.schema), kind.schema->summary(),
+                                                   kind.schema->help("    "));
+    }
+    return kinds;
+  });
+  module.def("source_kinds", [] {
+    py::dict kinds;
+    for (const SourceKind& kind : sourceKinds()) {
+      kinds[py::str(kind.schema->kind())] = py::make_tuple(
+          schemaKeys(*kind.schema), kind.schema->summary(), kind.schema->help("    "));
+    }
+    return kinds;
+  });
+}
+
+}  // namespace tagflow::python

@@ -1,0 +1,277 @@
+// Every measurement and virtual channel, with the reference software's method names. A node
+// is built from keyword arguments checked against its kind's declaration (the C++ messages);
+// python/tagflow/__init__.py adds the graph argument and positional arguments. Every call that
+// takes a node's lock releases the GIL first: a Python measurement holds the lock while it
+// waits for the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+
+#include "bindings.hpp"
+#include "conversions.hpp"
+#include "python_measurement.hpp"
+#include "tagflow/core/error.hpp"
+#include "tagflow/measurements/tag_stream.hpp"
+#include "tagflow/tagflow.hpp"
+
+namespace tagflow::python {
+
+namespace {
+
+template <class F>
+auto released(F&& call) {
+  py::gil_scoped_release release;
+  return call();
+}
+
+template <class Node, class Base>
+std::unique_ptr<Node> build(const std::vector<NodeKind<Base>>& kinds, const std::string& kind,
+                            const std::string& name, const py::dict& kwargs) {
+  std::unique_ptr<Base> node =
+      makeNode(kinds, kind, name, parametersFrom(kwargs),
+               std::is_same_v<Base, Measurement> ? "measurement" : "virtual channel");
+  auto* typed = dynamic_cast<Node*>(node.get());
+  if (typed == nullptr) throw std::logic_error("kind '" + kind + "' built another type");
+  node.release();
+  return std::unique_ptr<Node>(typed);
+}
+
+template <class Node>
+std::unique_ptr<Node> measurement(const std::string& kind, const std::string& name,
+                                  const py::dict& kwargs) {
+  return build<Node>(allMeasurementKinds(), kind, name, kwargs);
+}
+
+template <class Node>
+std::unique_ptr<Node> channel(const std::string& kind, const std::string& name,
+                              const py::dict& kwargs) {
+  return build<Node>(virtualChannelKinds(), kind, name, kwargs);
+}
+
+template <class Node>
+py::class_<Node, Measurement> measurementClass(py::module_& module, const char* kind) {
+  return py::class_<Node, Measurement>(module, kind)
+      .def(py::init([kind](const std::string& name, const py::dict& kwargs) {
+             return measurement<Node>(kind, name, kwargs);
+           }),
+           py::arg("name"), py::arg("kwargs"));
+}
+
+template <class Node>
+py::class_<Node, VirtualChannel> channelClass(py::module_& module, const char* kind) {
+  return py::class_<Node, VirtualChannel>(module, kind)
+      .def(py::init([kind](const std::string& name, const py::dict& kwargs) {
+             return channel<Node>(kind, name, kwargs);
+           }),
+           py::arg("name"), py::arg("kwargs"));
+}
+
+bool waitUntilFinished(Measurement& m, double timeout_s) {
+  // In slices, so that Ctrl-C is seen.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(timeout_s < 0 ? 1e9 : timeout_s));
+  for (;;) {
+    const bool finished = released([&] { return m.waitUntilFinished(50); });
+    if (finished) return true;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (released([&] { return !m.isRunning(); })) return false;
+  }
+}
+
+py::dict parametersDict(const Parameters& parameters) {
+  py::dict out;
+  for (const auto& [key, value] : parameters.entries()) out[py::str(key)] = pythonValue(value);
+  return out;
+}
+
+py::ssize_t size(std::size_t n) {
+  return static_cast<py::ssize_t>(n);
+}
+
+}  // namespace
+
+void bindMeasurements(py::module_& module) {
+  py::class_<Measurement>(module, "Measurement")
+      .def_property_readonly("name", &Measurement::name)
+      .def_property_readonly("kind", &Measurement::kind)
+      .def_property_readonly("parameters",
+                             [](const Measurement& m) { return parametersDict(m.parameters()); })
+      .def("start", &Measurement::start, py::call_guard<py::gil_scoped_release>())
+      .def("startFor", &Measurement::startFor, py::arg("duration"), py::arg("clear") = true,
+           py::call_guard<py::gil_scoped_release>())
+      .def("stop", &Measurement::stop, py::call_guard<py::gil_scoped_release>())
+      .def("clear", &Measurement::clear, py::call_guard<py::gil_scoped_release>())
+      .def("isRunning", &Measurement::isRunning, py::call_guard<py::gil_scoped_release>())
+      .def("waitUntilFinished", &waitUntilFinished, py::arg("timeout") = -1.0,
+           "wait for a startFor() run to capture its duration (seconds; -1: no limit)")
+      .def("getCaptureDuration", &Measurement::getCaptureDuration,
+           py::call_guard<py::gil_scoped_release>())
+      .def("getOverflowCount", &Measurement::getOverflowCount,
+           py::call_guard<py::gil_scoped_release>())
+      .def(
+          "getResults",
+          [](const Measurement& m) {
+            return resultsToDict(released([&] { return m.getResults(); }));
+          },
+          "every result array, named as in the HDF5 file");
+
+  measurementClass<Counter>(module, "Counter")
+      .def(
+          "getData",
+          [](const Counter& c, bool rolling) {
+            return toNumpy(released([&] { return c.getData(rolling); }),
+                           {size(c.channels().size()), size(c.nValues())});
+          },
+          py::arg("rolling") = true)
+      .def(
+          "getDataNormalized",
+          [](const Counter& c, bool rolling) {
+            return toNumpy(released([&] { return c.getDataNormalized(rolling); }),
+                           {size(c.channels().size()), size(c.nValues())});
+          },
+          py::arg("rolling") = true)
+      .def(
+          "getOverflowMask",
+          [](const Counter& c, bool rolling) {
+            return toNumpy(released([&] { return c.getOverflowMask(rolling); }));
+          },
+          py::arg("rolling") = true)
+      .def("getIndex",
+           [](const Counter& c) { return toNumpy(released([&] { return c.getIndex(); })); })
+      .def("getDataTotalCounts", [](const Counter& c) {
+        return toNumpy(released([&] { return c.getDataTotalCounts(); }));
+      });
+
+  measurementClass<Countrate>(module, "Countrate")
+      .def("getData",
+           [](const Countrate& c) { return toNumpy(released([&] { return c.getData(); })); })
+      .def("getCountsTotal", [](const Countrate& c) {
+        return toNumpy(released([&] { return c.getCountsTotal(); }));
+      });
+
+  measurementClass<Correlation>(module, "Correlation")
+      .def("getData",
+           [](const Correlation& c) { return toNumpy(released([&] { return c.getData(); })); })
+      .def("getIndex",
+           [](const Correlation& c) { return toNumpy(released([&] { return c.getIndex(); })); })
+      .def("getDataNormalized",
+           [](const Correlation& c) {
+             return toNumpy(released([&] { return c.getDataNormalized(); }));
+           })
+      .def("getEventCounts", &Correlation::getEventCounts,
+           py::call_guard<py::gil_scoped_release>());
+
+  measurementClass<HistogramLogBins>(module, "HistogramLogBins")
+      .def("getBinEdges",
+           [](const HistogramLogBins& h) {
+             return toNumpy(std::vector<std::int64_t>(h.getBinEdges()));
+           })
+      .def("getData",
+           [](const HistogramLogBins& h) { return toNumpy(released([&] { return h.getData(); })); })
+      .def("getDataNormalizedCountsPerPs",
+           [](const HistogramLogBins& h) {
+             return toNumpy(released([&] { return h.getDataNormalizedCountsPerPs(); }));
+           })
+      .def("getDataNormalizedG2", [](const HistogramLogBins& h) {
+        return toNumpy(released([&] { return h.getDataNormalizedG2(); }));
+      });
+
+  auto stability = measurementClass<FrequencyStability>(module, "FrequencyStability");
+  const auto stabilityGetter = [&](const char* name,
+                                   std::vector<double> FrequencyStabilityData::*field) {
+    stability.def(name, [field](const FrequencyStability& f) {
+      return toNumpy(released([&] { return f.getDataObject().*field; }));
+    });
+  };
+  stabilityGetter("getTau", &FrequencyStabilityData::tau);
+  stabilityGetter("getADEV", &FrequencyStabilityData::adev);
+  stabilityGetter("getMDEV", &FrequencyStabilityData::mdev);
+  stabilityGetter("getHDEV", &FrequencyStabilityData::hdev);
+  stabilityGetter("getSTDD", &FrequencyStabilityData::stdd);
+  stabilityGetter("getADEVScaled", &FrequencyStabilityData::adev_scaled);
+  stabilityGetter("getTDEV", &FrequencyStabilityData::tdev);
+  stabilityGetter("getHDEVScaled", &FrequencyStabilityData::hdev_scaled);
+  stabilityGetter("getTraceIndex", &FrequencyStabilityData::trace_index);
+  stabilityGetter("getTracePhase", &FrequencyStabilityData::trace_phase);
+  stabilityGetter("getTraceFrequency", &FrequencyStabilityData::trace_frequency);
+  stability
+      .def(
+          "getTraceFrequencyAbsolute",
+          [](const FrequencyStability& f, double input_frequency) {
+            return toNumpy(released([&] { return f.getTraceFrequencyAbsolute(input_frequency); }));
+          },
+          py::arg("input_frequency") = 0.0)
+      .def("getMeanPeriod", &FrequencyStability::getMeanPeriod,
+           py::call_guard<py::gil_scoped_release>());
+
+  measurementClass<PhaseNoise>(module, "PhaseNoise")
+      .def("getDataObject",
+           [](const PhaseNoise& p) {
+             std::vector<PhaseNoiseSpectrum> spectra = released([&] { return p.getDataObject(); });
+             py::list out;
+             for (PhaseNoiseSpectrum& spectrum : spectra) {
+               py::dict row;
+               row["frequency"] = spectrum.frequency;
+               row["offset"] = toNumpy(std::move(spectrum.offset));
+               row["phase_noise"] = toNumpy(std::move(spectrum.phase_noise));
+               row["bin_width"] = toNumpy(std::move(spectrum.bin_width));
+               row["segments"] = toNumpy(std::move(spectrum.segments));
+               row["averaged_sequences"] = spectrum.averaged_sequences;
+               out.append(row);
+             }
+             return out;
+           })
+      .def(
+          "getIntegratedJitter",
+          [](const PhaseNoise& p, double lower, double upper) {
+            return toNumpy(released([&] { return p.getIntegratedJitter(lower, upper); }));
+          },
+          py::arg("lower") = 0.0, py::arg("upper") = std::numeric_limits<double>::infinity());
+
+  measurementClass<FileWriter>(module, "FileWriter")
+      .def("getTotalEvents", &FileWriter::getTotalEvents, py::call_guard<py::gil_scoped_release>())
+      .def("getTotalSize", &FileWriter::getTotalSize, py::call_guard<py::gil_scoped_release>())
+      .def("setMarker", &FileWriter::setMarker, py::call_guard<py::gil_scoped_release>())
+      .def("split", &FileWriter::split, py::call_guard<py::gil_scoped_release>())
+      .def("flush", &FileWriter::flush, py::call_guard<py::gil_scoped_release>())
+      .def("close", &FileWriter::close, py::call_guard<py::gil_scoped_release>());
+
+  measurementClass<TagStream>(module, "TagStream")
+      .def(
+          "getData",
+          [](TagStream& t) { return tagsToNumpy(released([&] { return t.getData(); })); },
+          "the tags since the last call: a numpy structured array (type, reserved, "
+          "missed_events, channel, time)")
+      .def("getDropped", &TagStream::getDropped, py::call_guard<py::gil_scoped_release>());
+
+  py::class_<PythonMeasurement, Measurement, PythonMeasurementTrampoline>(module,
+                                                                          "PythonMeasurement")
+      .def(py::init<std::string>(), py::arg("name"))
+      .def("process", &PythonMeasurement::process)
+      .def("_clear_data", &PythonMeasurement::clearPython)
+      .def("results", &PythonMeasurement::resultsPython);
+}
+
+void bindChannels(py::module_& module) {
+  py::class_<VirtualChannel>(module, "VirtualChannel")
+      .def_property_readonly("name", &VirtualChannel::name)
+      .def_property_readonly("kind", &VirtualChannel::kind)
+      .def_property_readonly("parameters",
+                             [](const VirtualChannel& c) { return parametersDict(c.parameters()); })
+      .def("getChannel", &VirtualChannel::getChannel)
+      .def("getChannels", &VirtualChannel::getChannels)
+      .def("clear", &VirtualChannel::clear);
+  channelClass<DelayedChannel>(module, "DelayedChannel");
+  channelClass<GatedChannel>(module, "GatedChannel");
+  channelClass<Combiner>(module, "Combiner");
+  channelClass<Coincidence>(module, "Coincidence");
+  channelClass<Coincidences>(module, "Coincidences");
+  channelClass<FrequencyMultiplier>(module, "FrequencyMultiplier");
+  channelClass<ConstantFractionDiscriminator>(module, "ConstantFractionDiscriminator");
+  channelClass<EventGenerator>(module, "EventGenerator");
+}
+
+}  // namespace tagflow::python

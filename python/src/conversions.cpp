@@ -1,0 +1,126 @@
+#include "conversions.hpp"
+
+#include <cstddef>
+
+#include "tagflow/core/error.hpp"
+#include "tagflow/core/virtual_channel.hpp"
+
+namespace tagflow::python {
+
+namespace {
+
+ParameterValue scalar(const std::string& key, const py::handle& value) {
+  // bool before int: Python's bool is an int.
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<VirtualChannel>(value)) {
+    return std::int64_t{value.cast<const VirtualChannel&>().getChannel()};
+  }
+  if (py::isinstance<py::int_>(value) || py::hasattr(value, "__index__")) {
+    try {
+      return value.cast<std::int64_t>();
+    } catch (const py::cast_error&) {
+      throw py::value_error("argument '" + key + "': " + py::str(value).cast<std::string>() +
+                            " does not fit a 64-bit integer");
+    }
+  }
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  throw py::type_error("argument '" + key +
+                       "': expected a number, bool, str, virtual channel or "
+                       "a list of those, got " +
+                       py::str(value.get_type().attr("__name__")).cast<std::string>());
+}
+
+}  // namespace
+
+ParameterValue parameterValue(const std::string& key, const py::handle& value) {
+  if (py::isinstance<py::str>(value) || !py::isinstance<py::sequence>(value)) {
+    if (py::isinstance<py::array>(value)) {
+      return parameterValue(key, value.attr("tolist")());
+    }
+    return scalar(key, value);
+  }
+  std::vector<std::int64_t> integers;
+  std::vector<double> reals;
+  bool any_real = false;
+  for (const py::handle item : value.cast<py::sequence>()) {
+    const ParameterValue element = scalar(key, item);
+    if (const auto* integer = std::get_if<std::int64_t>(&element)) {
+      integers.push_back(*integer);
+      reals.push_back(static_cast<double>(*integer));
+    } else if (const auto* real = std::get_if<double>(&element)) {
+      any_real = true;
+      reals.push_back(*real);
+    } else {
+      throw py::type_error("argument '" + key + "': a list may hold only numbers and channels");
+    }
+  }
+  if (any_real) return reals;
+  return integers;
+}
+
+Parameters parametersFrom(const py::dict& kwargs) {
+  Parameters parameters;
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = py::str(key).cast<std::string>();
+    if (value.is_none()) continue;  // left out: the declaration's default applies
+    parameters.set(name, parameterValue(name, value));
+  }
+  return parameters;
+}
+
+py::object pythonValue(const ParameterValue& value) {
+  return std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
+}
+
+py::dtype tagDtype() {
+  static_assert(sizeof(Tag) == 16 && offsetof(Tag, channel) == 4 && offsetof(Tag, time) == 8);
+  py::list fields;
+  fields.append(py::make_tuple("type", "u1"));
+  fields.append(py::make_tuple("reserved", "u1"));
+  fields.append(py::make_tuple("missed_events", "<u2"));
+  fields.append(py::make_tuple("channel", "<i4"));
+  fields.append(py::make_tuple("time", "<i8"));
+  return py::dtype::from_args(fields);
+}
+
+py::array tagsToNumpy(std::vector<Tag>&& tags) {
+  auto* owned = new std::vector<Tag>(std::move(tags));
+  py::capsule free_when_done(owned, [](void* p) { delete static_cast<std::vector<Tag>*>(p); });
+  return py::array(tagDtype(), {static_cast<py::ssize_t>(owned->size())}, {sizeof(Tag)},
+                   owned->data(), free_when_done);
+}
+
+py::array tagsView(std::span<const Tag> tags) {
+  // A base object that owns nothing makes numpy treat the memory as borrowed: no copy.
+  py::array view(tagDtype(), {static_cast<py::ssize_t>(tags.size())}, {sizeof(Tag)}, tags.data(),
+                 py::none());
+  view.attr("flags").attr("writeable") = false;
+  return view;
+}
+
+py::dict resultsToDict(ResultSet&& results) {
+  py::dict out;
+  for (ResultArray& array : results.arrays) {
+    std::vector<py::ssize_t> shape(array.shape.begin(), array.shape.end());
+    out[py::str(array.name)] = std::visit(
+        [&](auto& data) -> py::object { return toNumpy(std::move(data), shape); }, array.data);
+  }
+  return out;
+}
+
+void registerExceptions() {
+  py::register_exception_translator([](std::exception_ptr error) {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const InvalidArgument& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const DataError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const IoError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    }
+  });
+}
+
+}  // namespace tagflow::python

@@ -1,0 +1,48 @@
+// Conversions between Python and tagflow for the bindings: keyword arguments to Parameters
+// (checked later against the kind's declaration, so Python gets the C++ messages), vectors to
+// numpy arrays without a second copy (the array takes the vector), result sets to dicts of
+// arrays, blocks of tags to zero-copy numpy structured arrays, and tagflow's exceptions to
+// Python's (InvalidArgument and DataError to ValueError, IoError to OSError).
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <span>
+#include <vector>
+
+#include "tagflow/core/parameters.hpp"
+#include "tagflow/core/result_set.hpp"
+#include "tagflow/core/tag.hpp"
+
+namespace tagflow::python {
+
+namespace py = pybind11;
+
+// A keyword argument's value: int, float, bool, str, a virtual channel (its channel), or a
+// list of those. TypeError naming the key for anything else.
+ParameterValue parameterValue(const std::string& key, const py::handle& value);
+Parameters parametersFrom(const py::dict& kwargs);
+py::object pythonValue(const ParameterValue& value);
+
+// The vector moved into a numpy array of the given shape (default: 1-d).
+template <class T>
+py::array_t<T> toNumpy(std::vector<T>&& values, std::vector<py::ssize_t> shape = {}) {
+  auto* owned = new std::vector<T>(std::move(values));
+  py::capsule free_when_done(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  if (shape.empty()) shape.push_back(static_cast<py::ssize_t>(owned->size()));
+  return py::array_t<T>(shape, owned->data(), free_when_done);
+}
+
+// The numpy dtype of a Tag: type, reserved, missed_events, channel, time.
+py::dtype tagDtype();
+// A structured array of the tags, moved (getData of TagStream) or viewed (the block a Python
+// measurement is handed, valid during the call only).
+py::array tagsToNumpy(std::vector<Tag>&& tags);
+py::array tagsView(std::span<const Tag> tags);
+
+py::dict resultsToDict(ResultSet&& results);
+
+void registerExceptions();
+
+}  // namespace tagflow::python

@@ -1,0 +1,152 @@
+#include "python_graph.hpp"
+
+#include <chrono>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow::python {
+
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+}  // namespace
+
+py::dict profileToDict(const Profile& profile) {
+  py::list nodes;
+  for (const NodeProfile& node : profile.nodes) {
+    py::dict row;
+    row["name"] = node.name;
+    row["kind"] = node.kind;
+    row["tags"] = node.tags;
+    row["blocks"] = node.blocks;
+    row["busy_s"] = node.busy_s;
+    row["wait_s"] = node.wait_s;
+    row["max_latency_s"] = node.max_latency_s;
+    row["capacity_mtags_per_s"] = node.capacityMTagsPerSecond();
+    row["share"] = node.kind == "source" ? py::object(py::none()) : py::cast(profile.share(node));
+    nodes.append(row);
+  }
+  py::dict out;
+  out["nodes"] = nodes;
+  out["tags"] = profile.tags;
+  out["blocks"] = profile.blocks;
+  out["stream_duration_ps"] = profile.stream_duration_ps;
+  out["wall_s"] = profile.wall_s;
+  out["wall_mtags_per_s"] = profile.wallMTagsPerSecond();
+  out["threads"] = profile.threads;
+  out["max_blocks_in_flight"] = profile.max_blocks_in_flight;
+  return out;
+}
+
+PythonGraph::PythonGraph(py::object source, int threads, std::size_t max_blocks_in_flight)
+    : source_object_(std::move(source)), source_(&source_object_.cast<Source&>()) {
+  GraphOptions options;
+  options.threads = threads;
+  options.max_blocks_in_flight = max_blocks_in_flight;
+  graph_ = std::make_unique<MeasurementGraph>(*source_, options);
+}
+
+PythonGraph::~PythonGraph() {
+  if (running_) {
+    graph_->requestStop();
+    py::gil_scoped_release release;
+    running_->wait();
+  }
+  {
+    // The graph's threads are gone; the nodes may go now, with the GIL (they are Python
+    // objects).
+    py::gil_scoped_release release;
+    graph_.reset();
+  }
+}
+
+void PythonGraph::addMeasurement(py::object measurement) {
+  graph_->add(measurement.cast<Measurement&>());
+  measurements_.push_back(std::move(measurement));
+}
+
+void PythonGraph::addChannel(py::object channel) {
+  if (running_) throw InvalidArgument("virtual channels cannot be added while the graph runs");
+  graph_->add(channel.cast<VirtualChannel&>());
+  channels_.push_back(std::move(channel));
+}
+
+void PythonGraph::removeMeasurement(py::object measurement) {
+  Measurement& node = measurement.cast<Measurement&>();
+  {
+    py::gil_scoped_release release;
+    graph_->remove(node);
+  }
+  std::erase_if(measurements_, [&](const py::object& held) { return held.is(measurement); });
+}
+
+std::string PythonGraph::uniqueName(const std::string& kind, const py::object& name) {
+  if (!name.is_none()) return name.cast<std::string>();
+  const int number = ++names_[kind];
+  return number == 1 ? kind : kind + "_" + std::to_string(number);
+}
+
+void PythonGraph::start(timestamp_t duration_ps) {
+  if (running_) throw InvalidArgument("the graph is already running");
+  running_ = graph_->runAsync(duration_ps);
+}
+
+void PythonGraph::collect() {
+  std::future<Profile> finished = std::move(*running_);
+  running_.reset();
+  profile_ = finished.get();
+}
+
+py::object PythonGraph::wait(double timeout_s) {
+  if (!running_) throw InvalidArgument("the graph is not running (start() it first)");
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(timeout_s < 0 ? 1e9 : timeout_s));
+  for (;;) {
+    bool ready;
+    {
+      py::gil_scoped_release release;
+      ready = running_->wait_for(kPollInterval) == std::future_status::ready;
+    }
+    if (ready) break;
+    if (PyErr_CheckSignals() != 0) {
+      // Ctrl-C: stop at the next block, keep what was measured, then let Python see it.
+      graph_->requestStop();
+      {
+        py::gil_scoped_release release;
+        running_->wait();
+      }
+      collect();
+      throw py::error_already_set();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return py::none();
+  }
+  collect();
+  return profileToDict(*profile_);
+}
+
+py::object PythonGraph::run(timestamp_t duration_ps) {
+  start(duration_ps);
+  return wait(-1);
+}
+
+void PythonGraph::stop() {
+  graph_->requestStop();
+}
+
+bool PythonGraph::isRunning() const {
+  return running_.has_value() &&
+         running_->wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+}
+
+py::object PythonGraph::profile() const {
+  if (!profile_) return py::none();
+  return profileToDict(*profile_);
+}
+
+std::vector<py::object> PythonGraph::measurements() const {
+  return measurements_;
+}
+
+}  // namespace tagflow::python

@@ -1,0 +1,69 @@
+// PythonGraph: a MeasurementGraph as Python holds it. It keeps the Python objects of its source
+// and of every node added from Python alive as long as it lives (the C++ graph only refers to
+// them), runs on its own threads with the GIL released, and turns Ctrl-C during a blocking
+// call into a clean stop: the run ends at the next block, every measurement keeps its data,
+// then KeyboardInterrupt is raised. Dropping a graph that runs stops it and waits for it.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tagflow/core/measurement_graph.hpp"
+
+namespace tagflow::python {
+
+namespace py = pybind11;
+
+class PythonGraph {
+ public:
+  PythonGraph(py::object source, int threads, std::size_t max_blocks_in_flight);
+  ~PythonGraph();
+  PythonGraph(const PythonGraph&) = delete;
+  PythonGraph& operator=(const PythonGraph&) = delete;
+
+  void addMeasurement(py::object measurement);
+  void addChannel(py::object channel);
+  void removeMeasurement(py::object measurement);
+  // `name` when given, else the kind followed by a number that makes it unique.
+  std::string uniqueName(const std::string& kind, const py::object& name);
+
+  // Runs in the background; wait() or run() collect the profile.
+  void start(timestamp_t duration_ps);
+  // Blocks until the run started by start() ends (Ctrl-C stops it); returns its profile as a
+  // dict. timeout_s < 0 waits without limit; None on timeout.
+  py::object wait(double timeout_s);
+  // start() then wait().
+  py::object run(timestamp_t duration_ps);
+  void stop();
+  bool isRunning() const;
+  // The profile of the last run that ended, as a dict; None before the first.
+  py::object profile() const;
+  const std::optional<Profile>& lastProfile() const { return profile_; }
+
+  MeasurementGraph& graph() { return *graph_; }
+  Source& source() { return *source_; }
+  std::vector<py::object> measurements() const;
+
+ private:
+  // Collects the finished run: its profile, or its exception.
+  void collect();
+
+  py::object source_object_;
+  Source* source_;
+  std::unique_ptr<MeasurementGraph> graph_;
+  std::vector<py::object> measurements_;
+  std::vector<py::object> channels_;
+  std::map<std::string, int> names_;
+  std::optional<std::future<Profile>> running_;
+  std::optional<Profile> profile_;
+};
+
+py::dict profileToDict(const Profile& profile);
+
+}  // namespace tagflow::python

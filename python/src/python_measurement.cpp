@@ -1,0 +1,55 @@
+#include "python_measurement.hpp"
+
+#include <pybind11/numpy.h>
+
+#include "conversions.hpp"
+
+namespace tagflow::python {
+
+PythonMeasurement::PythonMeasurement(std::string name)
+    : Measurement("PythonMeasurement", std::move(name), Parameters{}) {}
+
+void PythonMeasurement::processTimeTags(std::span<const Tag> tags) {
+  py::gil_scoped_acquire gil;
+  process(tagsView(tags));
+}
+
+void PythonMeasurement::clearData() {
+  py::gil_scoped_acquire gil;
+  clearPython();
+}
+
+void PythonMeasurement::collectResults(ResultSet& out) const {
+  py::gil_scoped_acquire gil;
+  const py::object results = const_cast<PythonMeasurement*>(this)->resultsPython();
+  if (results.is_none()) return;
+  for (const auto& [key, value] : results.cast<py::dict>()) {
+    const std::string name = py::str(key).cast<std::string>();
+    const py::array array = py::array::ensure(value);
+    if (!array) throw py::type_error("results()['" + name + "'] is not an array");
+    std::vector<std::size_t> shape(array.shape(), array.shape() + array.ndim());
+    if (array.dtype().kind() == 'f') {
+      const py::array_t<double, py::array::c_style | py::array::forcecast> values(array);
+      out.add(name, "1", shape, std::vector<double>(values.data(), values.data() + values.size()),
+              "");
+    } else {
+      const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> values(array);
+      out.add(name, "1", shape,
+              std::vector<std::int64_t>(values.data(), values.data() + values.size()), "");
+    }
+  }
+}
+
+void PythonMeasurementTrampoline::process(py::object tags) {
+  PYBIND11_OVERRIDE_PURE(void, PythonMeasurement, process, tags);
+}
+
+void PythonMeasurementTrampoline::clearPython() {
+  PYBIND11_OVERRIDE_NAME(void, PythonMeasurement, "_clear_data", clearPython);
+}
+
+py::object PythonMeasurementTrampoline::resultsPython() {
+  PYBIND11_OVERRIDE_NAME(py::object, PythonMeasurement, "results", resultsPython);
+}
+
+}  // namespace tagflow::python

@@ -1,0 +1,128 @@
+"""tagflow: time-tag streams into physics results, from Python.
+
+A graph reads one source; measurements and virtual channels hang off it and are built with
+the reference software's names and keyword arguments (positional arguments follow the same
+order)::
+
+    import tagflow as tf
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**12))
+    herald = tf.DelayedChannel(graph, input_channel=1, delay=1000)
+    corr = tf.Correlation(graph, 2, herald, binwidth=10, n_bins=400)
+    graph.run()
+    g2 = corr.getDataNormalized()
+
+Every value is checked by the same declaration as in C++ (ValueError with the same message);
+file problems raise OSError. Results come back as numpy arrays. The graph runs on its own
+threads with the GIL released; Ctrl-C during a blocking call stops the run cleanly and keeps
+the data. docs/python.md has the whole API and how to port a script.
+"""
+
+from . import _tagflow as _core
+
+__version__ = _core.__version__
+
+Graph = _core.Graph
+Measurement = _core.Measurement
+VirtualChannel = _core.VirtualChannel
+Source = _core.Source
+write_hdf5 = _core.write_hdf5
+measurement_kinds = _core.measurement_kinds
+channel_kinds = _core.channel_kinds
+source_kinds = _core.source_kinds
+
+
+def _arguments(kind, keys, args, kwargs):
+    if len(args) > len(keys):
+        raise TypeError(f"{kind}() takes at most {len(keys)} positional arguments after the "
+                        f"graph ({', '.join(keys)}), {len(args)} given")
+    for key, value in zip(keys, args):
+        if key in kwargs:
+            raise TypeError(f"{kind}() got argument '{key}' twice")
+        kwargs[key] = value
+    return kwargs
+
+
+def _node_class(base, keys, summary, help_text, add):
+    def __init__(self, graph, *args, name=None, **kwargs):
+        base.__init__(self, graph._unique_name(base.__name__, name),
+                      _arguments(base.__name__, keys, args, kwargs))
+        getattr(graph, add)(self)
+
+    doc = f"{summary}\n\n{base.__name__}(graph, {', '.join(keys)}, name=None)\n\n{help_text}"
+    return type(base.__name__, (base,), {"__init__": __init__, "__doc__": doc,
+                                          "__module__": __name__})
+
+
+for _kind, (_keys, _summary, _help) in _core.measurement_kinds().items():
+    globals()[_kind] = _node_class(getattr(_core, _kind), _keys, _summary, _help,
+                                   "_add_measurement")
+for _kind, (_keys, _summary, _help) in _core.channel_kinds().items():
+    globals()[_kind] = _node_class(getattr(_core, _kind), _keys, _summary, _help,
+                                   "_add_channel")
+
+
+class CustomMeasurement(_core.PythonMeasurement):
+    """A measurement written in Python. Subclass it and implement ``process(self, tags)``
+    (tags: a read-only numpy structured array with fields type, missed_events, channel and
+    time, valid during the call only), and optionally ``clear(self)`` and ``results(self)``
+    (a dict of numpy arrays). It runs in the graph like any node; the GIL is held only inside
+    process(), and its row in graph.profile() shows what it costs."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # The subclass's clear() drops its data; called by the engine under the measurement's
+        # lock. From outside, clear() is the lifecycle's, like every measurement's.
+        if "clear" in cls.__dict__:
+            cls._clear_data = cls.__dict__["clear"]
+            cls.clear = _core.Measurement.clear
+
+    def __init__(self, graph, name=None):
+        _core.PythonMeasurement.__init__(self, graph._unique_name(type(self).__name__, name))
+        graph._add_measurement(self)
+
+
+def _source(kind):
+    def make(**kwargs):
+        return _core.make_source(kind, kwargs)
+    make.__name__ = make.__qualname__ = "".join(part.capitalize() for part in kind.split("_"))
+    make.__doc__ = f"A '{kind}' source; keyword arguments are its keys:\n" + \
+        _core.source_kinds()[kind][2]
+    return make
+
+
+def SyntheticSource(**kwargs):
+    """The deterministic synthetic source. channel=[{"channel": 1, "kind": "poisson",
+    "rate": 1e6}, ...] lists the channels (default: the 8-channel demo stream);
+    overflow=[{"begin_ps": ..., "end_ps": ...}] injects overflows; seed, block_size,
+    duration_ps, start_time_ps, max_block_duration_ps."""
+    return _core.make_source("synthetic", kwargs)
+
+
+def RawFileSource(path, **kwargs):
+    """16-byte tag records from a file."""
+    return _core.make_source("raw", dict(kwargs, path=path))
+
+
+def FileReader(path, **kwargs):
+    """A tag file (FileWriter, tagflow convert) replayed; speed=1.0 for real time."""
+    return _core.make_source("tagfile", dict(kwargs, path=path))
+
+
+def VendorFile(path, format="auto", **kwargs):
+    """A PicoQuant (PTU, .pt2/.pt3/.ht2/.ht3), Becker & Hickl (.spc) or quTAG file."""
+    return _core.make_source("file", dict(kwargs, path=path, format=format))
+
+
+def UdpSource(**kwargs):
+    """A stream received over UDP in the tagflow wire format (address, port, ...)."""
+    return _core.make_source("udp", kwargs)
+
+
+def MemorySource(times, channels, block_size=16384, begin_time=None, end_time=None):
+    """A stream from numpy arrays of times (ps, sorted) and channels."""
+    return _core.memory_source(times, channels, block_size, begin_time, end_time)
+
+
+def make_source(kind, **kwargs):
+    """Any source kind by name, e.g. make_source("ptu", path=...)."""
+    return _core.make_source(kind, kwargs)
