@@ -1,5 +1,7 @@
 #include "conversions.hpp"
 
+#include <pybind11/stl.h>
+
 #include <cstddef>
 
 #include "tagflow/core/error.hpp"

@@ -1,0 +1,187 @@
+"""The Python API itself: a measurement written in Python against a brute force, TagStream,
+the lifecycle methods, the profile as plain data, lifetimes (a node used after its graph is
+gone, a graph dropped while it runs, arrays kept after their measurement), Ctrl-C during a
+blocking call, and bad arguments with the C++ messages."""
+
+import gc
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+import tagflow as tf
+
+
+def stream_of(duration_ps, seed=1):
+    graph = tf.Graph(tf.SyntheticSource(seed=seed, duration_ps=duration_ps))
+    stream = tf.TagStream(graph, channels=list(range(1, 9)), max_tags=10**8)
+    graph.run()
+    return stream.getData()
+
+
+class DelayHistogram(tf.CustomMeasurement):
+    """Histogram of the time from each channel-1 tag to the next tag of channel 2, in 100 ps
+    bins up to 10 ns (a start-stop histogram), vectorised over each block."""
+
+    def __init__(self, graph):
+        super().__init__(graph)
+        self.counts = np.zeros(100, np.int64)
+        self.waiting = np.zeros(0, np.int64)  # starts whose stop is in a later block
+
+    def process(self, tags):
+        starts = np.concatenate((self.waiting, tags["time"][tags["channel"] == 1]))
+        stops = tags["time"][tags["channel"] == 2]
+        after = np.searchsorted(stops, starts, side="left")
+        valid = after < len(stops)
+        delays = stops[after[valid]] - starts[valid]
+        self.waiting = starts[~valid]
+        delays = delays[delays < 10_000]
+        self.counts += np.bincount(delays // 100, minlength=100)[:100]
+
+    def clear(self):
+        self.counts[:] = 0
+        self.waiting = np.zeros(0, np.int64)
+
+    def results(self):
+        return {"counts": self.counts.copy()}
+
+
+def brute_force_delays(tags):
+    counts = np.zeros(100, np.int64)
+    stop_times = tags["time"][tags["channel"] == 2]
+    for start in tags["time"][tags["channel"] == 1]:
+        i = np.searchsorted(stop_times, start, side="left")
+        if i < len(stop_times) and stop_times[i] - start < 10_000:
+            counts[(stop_times[i] - start) // 100] += 1
+    return counts
+
+
+def test_python_measurement_equals_brute_force():
+    duration = 20_000_000_000
+    tags = stream_of(duration, seed=4)
+    graph = tf.Graph(tf.SyntheticSource(seed=4, duration_ps=duration, block_size=3000))
+    histogram = DelayHistogram(graph)
+    profile = graph.run()
+    assert histogram.counts.sum() > 10_000
+    assert np.array_equal(histogram.counts, brute_force_delays(tags))
+    assert np.array_equal(histogram.getResults()["counts"], histogram.counts)
+    row = [node for node in profile["nodes"] if node["name"] == "DelayHistogram"][0]
+    assert row["kind"] == "PythonMeasurement" and row["tags"] == profile["tags"]
+    assert row["busy_s"] > 0
+    histogram.clear()
+    assert histogram.counts.sum() == 0
+
+
+def test_tag_stream_hands_out_each_tag_once():
+    graph = tf.Graph(tf.SyntheticSource(seed=2, duration_ps=10_000_000_000))
+    stream = tf.TagStream(graph, channels=[1, 3], max_tags=10**7)
+    rate = tf.Countrate(graph, channels=[1, 3])
+    graph.start()
+    pieces = []
+    while graph.isRunning():
+        pieces.append(stream.getData())
+    graph.wait()
+    pieces.append(stream.getData())
+    tags = np.concatenate(pieces)
+    assert len(stream.getData()) == 0
+    assert np.all(np.diff(tags["time"]) >= 0)
+    assert [np.sum(tags["channel"] == c) for c in (1, 3)] == list(rate.getCountsTotal())
+
+
+def test_tag_stream_counts_what_it_drops():
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=1_000_000_000))
+    stream = tf.TagStream(graph, channels=[1], max_tags=100)
+    rate = tf.Countrate(graph, channels=[1])
+    graph.run()
+    assert len(stream.getData()) == 100
+    assert stream.getDropped() == rate.getCountsTotal()[0] - 100
+
+
+def test_lifecycle_and_profile():
+    graph = tf.Graph(tf.SyntheticSource())
+    counter = tf.Counter(graph, channels=[1], binwidth=1_000_000_000, n_values=5)
+    counter.startFor(3_000_000_000)
+    graph.start()
+    assert counter.waitUntilFinished(timeout=60)
+    assert counter.getCaptureDuration() == 3_000_000_000
+    assert not counter.isRunning()
+    graph.stop()
+    profile = graph.wait()
+    assert profile == graph.profile()
+    assert isinstance(profile["nodes"], list) and profile["nodes"][0]["kind"] == "source"
+    assert profile["wall_mtags_per_s"] > 0 and profile["threads"] >= 1
+    assert counter.getData().shape == (1, 5)
+    assert counter.parameters == {"channels": [1], "binwidth": 1_000_000_000, "n_values": 5}
+
+
+def test_node_used_after_its_graph_is_gone():
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=2_000_000_000))
+    rate = tf.Countrate(graph, channels=[1])
+    graph.run()
+    expected = rate.getCountsTotal()
+    del graph
+    gc.collect()
+    assert np.array_equal(rate.getCountsTotal(), expected)
+    rate.clear()
+    assert rate.getCountsTotal()[0] == 0
+
+
+def test_graph_dropped_while_running():
+    graph = tf.Graph(tf.SyntheticSource())  # endless
+    rate = tf.Countrate(graph, channels=[1])
+    graph.start()
+    time.sleep(0.3)
+    del graph
+    gc.collect()
+    assert rate.getCountsTotal()[0] > 0
+
+
+def test_arrays_outlive_their_measurement():
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=1_000_000_000))
+    correlation = tf.Correlation(graph, 2, 1, binwidth=100, n_bins=100)
+    graph.run()
+    data = correlation.getData()
+    copy = data.copy()
+    graph.remove(correlation)
+    del correlation, graph
+    gc.collect()
+    assert np.array_equal(data, copy) and data.sum() > 0
+
+
+def test_ctrl_c_stops_the_run_and_keeps_the_data():
+    graph = tf.Graph(tf.SyntheticSource())  # endless: only Ctrl-C ends it
+    rate = tf.Countrate(graph, channels=[1])
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        graph.run()
+    assert not graph.isRunning()
+    assert rate.getCountsTotal()[0] > 0
+    assert graph.profile()["tags"] > 0
+
+
+def test_bad_arguments():
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=1_000_000))
+    with pytest.raises(ValueError, match=r"binwidth -5 ps is invalid \(valid: >= 1\)"):
+        tf.Counter(graph, [1], binwidth=-5)
+    with pytest.raises(ValueError, match=r"n_bins 0 is invalid"):
+        tf.Correlation(graph, 1, 2, n_bins=0)
+    with pytest.raises(ValueError, match=r"unknown key 'binwidht'"):
+        tf.Counter(graph, [1], binwidht=5)
+    with pytest.raises(ValueError, match=r"key 'channels' is missing"):
+        tf.Counter(graph)
+    with pytest.raises(TypeError, match="channels"):
+        tf.Counter(graph, channels=[1, object()])
+    with pytest.raises(TypeError, match="at most 3 positional"):
+        tf.Counter(graph, [1], 10, 10, 10)
+    tf.Countrate(graph, channels=[1005])  # a virtual channel number nobody produces
+    with pytest.raises(ValueError, match="1005"):
+        graph.run()
+    with pytest.raises(ValueError, match=r"times\[2\] = 5 ps is earlier than times\[1\]"):
+        tf.MemorySource(np.array([1, 10, 5]), np.array([1, 1, 1]))
+    with pytest.raises(OSError, match="missing.raw"):
+        tf.RawFileSource("/nonexistent/missing.raw")
+    with pytest.raises(ValueError, match="unknown source kind 'synthetc'"):
+        tf.make_source("synthetc")
