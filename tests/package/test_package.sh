@@ -17,3 +17,8 @@ cmake -S "$here" -B "$scratch/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$scratch/prefix" >/dev/null
 cmake --build "$scratch/consumer" >/dev/null
 "$scratch/consumer/consumer"
+# The Python package installed under the same prefix imports from there.
+if [ -d "$scratch"/prefix/lib/python3*/*-packages/tagflow ]; then
+  PYTHONPATH=$(echo "$scratch"/prefix/lib/python3*/*-packages) /usr/bin/python3 -c \
+    "import tagflow, numpy; g = tagflow.Graph(tagflow.SyntheticSource(duration_ps=10**9)); r = tagflow.Countrate(g, [1]); g.run(); assert r.getCountsTotal()[0] > 0; print('python package', tagflow.__version__)"
+fi
