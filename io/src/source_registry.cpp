@@ -6,6 +6,7 @@
 
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/kind_registry.hpp"
+#include "tagflow/io/hdf5/photon_hdf5.hpp"
 #include "tagflow/io/sources/raw_file.hpp"
 #include "tagflow/io/tagfile/file_reader.hpp"
 #include "tagflow/io/udp/stream_source.hpp"
@@ -124,6 +125,13 @@ const ParameterSchema& overflowSchema() {
 const ParameterSchema& rawSchema() {
   static const ParameterSchema schema(
       "raw", "16-byte tag records from a file, no header",
+      {ParameterSpec::text("path").help("file to read"), blockSizeKey(kDefaultBlockSize)});
+  return schema;
+}
+
+const ParameterSchema& photonHdf5Schema() {
+  static const ParameterSchema schema(
+      "photon_hdf5", "a Photon-HDF5 file (T2, or T3 with its nanotimes and a sync channel)",
       {ParameterSpec::text("path").help("file to read"), blockSizeKey(kDefaultBlockSize)});
   return schema;
 }
@@ -305,6 +313,15 @@ const std::vector<SourceKind>& sourceKinds() {
          return std::make_unique<FileReader>(p.getString("path"),
                                              static_cast<std::size_t>(p.getInt("block_size")),
                                              p.getDouble("speed"));
+       }},
+      {&photonHdf5Schema(),
+       {},
+       [](const SourceSpec& spec) -> std::unique_ptr<Source> {
+         requireNoTables(spec);
+         const Parameters p =
+             photonHdf5Schema().validate(withoutKind(spec.parameters), "source 'photon_hdf5'");
+         return std::make_unique<PhotonHdf5Source>(
+             p.getString("path"), static_cast<std::size_t>(p.getInt("block_size")));
        }},
       {&udpSourceSchema(),
        {},

@@ -113,6 +113,11 @@ def VendorFile(path, format="auto", **kwargs):
     return _core.make_source("file", dict(kwargs, path=path, format=format))
 
 
+def PhotonHdf5Source(path, **kwargs):
+    """A Photon-HDF5 file (T3 files with their nanotimes and a sync channel)."""
+    return _core.make_source("photon_hdf5", dict(kwargs, path=path))
+
+
 def UdpSource(**kwargs):
     """A stream received over UDP in the tagflow wire format (address, port, ...)."""
     return _core.make_source("udp", kwargs)
