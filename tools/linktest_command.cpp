@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "commands.hpp"
+#include "interrupts.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/source_registry.hpp"
 #include "tagflow/io/sources/synthetic_source.hpp"
@@ -268,6 +269,10 @@ int linktestCommand(const LinktestOptions& options) {
   Link link = openLink(options);
   printSetup(options, link);
   const std::vector<LinkCounter> before = readLinkCounters(link.interface);
+  Interrupts interrupts([&] {
+    if (link.sender) link.sender->requestStop();
+    if (link.receiver) link.receiver->requestStop();
+  });
   const UdpSenderStats sent = transfer(options, link);
   const std::vector<LinkCounter> changes = counterChanges(before, readLinkCounters(link.interface));
 
@@ -292,6 +297,6 @@ int linktestCommand(const LinktestOptions& options) {
   if (!options.json.empty()) {
     writeJson(options, link, sender_figures, receiver_figures, stats, changes);
   }
-  return 0;
+  return interrupts.exitCode();
 }
 }  // namespace tagflow::cli

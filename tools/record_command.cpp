@@ -1,6 +1,8 @@
+#include <atomic>
 #include <iostream>
 
 #include "commands.hpp"
+#include "interrupts.hpp"
 #include "run_config.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/source_registry.hpp"
@@ -9,7 +11,7 @@
 namespace tagflow::cli {
 
 int recordCommand(const std::string& config_path, const std::string& output) {
-  const RunConfig config = loadRunConfig(config_path);
+  const RunConfig config = loadRunConfig(config_path, false);
   std::unique_ptr<Source> source = makeSource(config.source);
   if (config.duration_ps < 0 && config.source.kind == "synthetic" &&
       !config.source.parameters.contains("duration_ps")) {
@@ -18,12 +20,15 @@ int recordCommand(const std::string& config_path, const std::string& output) {
         "[source] duration_ps");
   }
   RawFileWriter writer(output);
+  std::atomic<bool> stop{false};
+  Interrupts interrupts([&] { stop.store(true); });
+  Interrupts::abandon(output);
   BlockBuffer block;
   block.storage.reserve(source->maxBlockTags());
   std::uint64_t tags = 0;
   bool first = true;
   timestamp_t start = 0;
-  while (source->next(block)) {
+  while (!stop.load() && source->next(block)) {
     if (first) start = block.begin_time;
     first = false;
     auto span = block.tags;
@@ -39,8 +44,8 @@ int recordCommand(const std::string& config_path, const std::string& output) {
   }
   writer.close();
   std::cout << "recorded " << tags << " tags (" << writer.bytesWritten() << " bytes) to " << output
-            << "\n";
-  return 0;
+            << (interrupts.interrupted() ? " (interrupted)" : "") << "\n";
+  return interrupts.exitCode();
 }
 
 }  // namespace tagflow::cli

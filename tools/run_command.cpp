@@ -1,13 +1,18 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "commands.hpp"
 #include "error_context.hpp"
 #include "graph_builder.hpp"
+#include "interrupts.hpp"
 #include "run_config.hpp"
 #include "tagflow/channels/registry.hpp"
 #include "tagflow/core/error.hpp"
@@ -26,6 +31,40 @@ void printProgress(const Progress& progress) {
                progress.tags * 1e-6, rate, progress.stream_time_ps * 1e-12, progress.elapsed_s);
   std::fflush(stderr);
 }
+
+// Writes the results every `interval_s` while the graph runs, each time atomically (a crash
+// keeps the last one), until stopped.
+class Checkpoints {
+ public:
+  Checkpoints(double interval_s, std::function<void()> write) : write_(std::move(write)) {
+    if (interval_s <= 0) return;
+    thread_ = std::thread([this, interval_s] {
+      std::unique_lock lock(mutex_);
+      const auto interval = std::chrono::duration<double>(interval_s);
+      while (!cv_.wait_for(lock, interval, [this] { return stopping_; })) {
+        lock.unlock();
+        write_();
+        lock.lock();
+      }
+    });
+  }
+  ~Checkpoints() { stop(); }
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::function<void()> write_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -54,14 +93,26 @@ int runCommand(const RunOptions& options) {
       std::cout << " for " << config.duration_ps * 1e-12 << " s of stream time";
     std::cout << std::endl;
   }
+  const auto collect = [&] {
+    std::vector<ResultSet> results;
+    for (const auto& measurement : measurements) results.push_back(measurement->getResults());
+    return results;
+  };
+  Interrupts interrupts([&] { graph.requestStop(); });
+  Interrupts::abandon(resultsTemporaryPath(config.output));
+  Checkpoints checkpoints(config.checkpoint_s, [&] {
+    RunInfo info{source->describe(), config.text, sourceStatistics(*source)};
+    info.checkpoint = true;
+    writeResultsHdf5(config.output, collect(), Profile{}, info);
+  });
   const Profile profile = graph.run(config.duration_ps);
+  checkpoints.stop();
   if (show_progress) std::fprintf(stderr, "\n");
 
-  std::vector<ResultSet> results;
-  for (const auto& measurement : measurements) results.push_back(measurement->getResults());
   const Parameters source_statistics = sourceStatistics(*source);
-  writeResultsHdf5(config.output, results, profile,
-                   RunInfo{source->describe(), config.text, source_statistics});
+  RunInfo info{source->describe(), config.text, source_statistics};
+  info.interrupted = interrupts.interrupted();
+  writeResultsHdf5(config.output, collect(), profile, info);
   if (!options.trace_path.empty()) writeChromeTrace(options.trace_path, profile);
 
   if (!options.quiet) {
@@ -74,10 +125,13 @@ int runCommand(const RunOptions& options) {
       }
       std::cout << "\n";
     }
-    std::cout << "\nresults written to " << config.output << "\n";
+    std::cout << "\nresults written to " << config.output
+              << (interrupts.interrupted() ? " (interrupted: they cover the stream time captured)"
+                                           : "")
+              << "\n";
     if (!options.trace_path.empty()) std::cout << "trace written to " << options.trace_path << "\n";
   }
-  return 0;
+  return interrupts.exitCode();
 }
 
 std::string kindsHelp() {

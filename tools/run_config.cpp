@@ -116,7 +116,8 @@ std::vector<MeasurementSpec> nodeSpecs(const toml::table& root, const std::strin
 
 }  // namespace
 
-RunConfig parseRunConfig(const std::string& text, const std::string& origin) {
+RunConfig parseRunConfig(const std::string& text, const std::string& origin,
+                         bool need_measurements) {
   toml::table root;
   try {
     root = toml::parse(text, origin);
@@ -138,7 +139,13 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin) {
 
   if (auto run = root["run"].as_table()) {
     const Parameters p = toParameters(*run, "run.", nullptr);
-    p.requireOnly({"output", "duration_ps", "threads", "max_blocks_in_flight"}, "[run]");
+    p.requireOnly({"output", "duration_ps", "threads", "max_blocks_in_flight", "checkpoint_s"},
+                  "[run]");
+    config.checkpoint_s = p.getDouble("checkpoint_s", 0);
+    if (!(config.checkpoint_s >= 0) || config.checkpoint_s > 86400 * 365) {
+      throw InvalidArgument("[run] checkpoint_s " + formatParameter(p.at("checkpoint_s")) +
+                            " is invalid (valid: 0 for none, or > 0 seconds)");
+    }
     config.output = p.getString("output", config.output);
     config.duration_ps = p.getInt("duration_ps", -1);
     if (config.duration_ps == 0 || config.duration_ps < -1) {
@@ -166,18 +173,18 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin) {
 
   config.channels = nodeSpecs(root, "channel");
   config.measurements = nodeSpecs(root, "measurement");
-  if (config.measurements.empty()) {
+  if (need_measurements && config.measurements.empty()) {
     throw InvalidArgument("config '" + origin + "': no [[measurement]] given");
   }
   return config;
 }
 
-RunConfig loadRunConfig(const std::string& path) {
+RunConfig loadRunConfig(const std::string& path, bool need_measurements) {
   std::ifstream in(path);
   if (!in) throw IoError("cannot read config file '" + path + "'");
   std::ostringstream text;
   text << in.rdbuf();
-  return parseRunConfig(text.str(), path);
+  return parseRunConfig(text.str(), path, need_measurements);
 }
 
 }  // namespace tagflow::cli

@@ -24,13 +24,16 @@ struct RunConfig {
   timestamp_t duration_ps = -1;
   int threads = 0;
   std::size_t max_blocks_in_flight = 8;
+  double checkpoint_s = 0;  // write the results this often while running; 0: at the end only
   SourceSpec source;
   std::vector<MeasurementSpec> channels;  // [[channel]]: virtual channels
   std::vector<MeasurementSpec> measurements;
   std::string text;  // the file as read, stored with the results
 };
 
-RunConfig loadRunConfig(const std::string& path);
-RunConfig parseRunConfig(const std::string& text, const std::string& origin);
+// Commands that only use the source (record, stream send) pass need_measurements = false.
+RunConfig loadRunConfig(const std::string& path, bool need_measurements = true);
+RunConfig parseRunConfig(const std::string& text, const std::string& origin,
+                         bool need_measurements = true);
 
 }  // namespace tagflow::cli

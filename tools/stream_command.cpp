@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "interrupts.hpp"
 #include "run_config.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/source_registry.hpp"
@@ -28,7 +29,7 @@ int streamSendCommand(const StreamSendOptions& options) {
   sender_config.cpu = options.cpu;
   sender_config.drop = options.drop;
   UdpStreamSender sender(sender_config);
-  const RunConfig config = loadRunConfig(options.config_path);
+  const RunConfig config = loadRunConfig(options.config_path, false);
   std::unique_ptr<Source> source = makeSource(config.source);
   if (config.duration_ps < 0 && config.source.kind == "synthetic" &&
       !config.source.parameters.contains("duration_ps")) {
@@ -41,6 +42,7 @@ int streamSendCommand(const StreamSendOptions& options) {
               << (options.rate ? formatRate(*options.rate) : std::string("as fast as possible"))
               << std::endl;
   }
+  Interrupts interrupts([&] { sender.requestStop(); });
   const UdpSenderStats stats = sender.send(*source, config.duration_ps);
   if (!options.quiet) {
     const double seconds = std::max(stats.seconds, 1e-9);
@@ -55,9 +57,10 @@ int streamSendCommand(const StreamSendOptions& options) {
                 << stats.events_dropped << " tags)";
     }
     if (stats.refused > 0) std::cout << "; refused (nobody listening): " << stats.refused;
+    if (interrupts.interrupted()) std::cout << " (interrupted)";
     std::cout << "\n";
   }
-  return 0;
+  return interrupts.exitCode();
 }
 
 }  // namespace tagflow::cli

@@ -191,14 +191,14 @@ std::string utcNow() {
   return text;
 }
 
-std::string temporaryPath(const std::string& path) {
+}  // namespace
+
+std::string resultsTemporaryPath(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid());
 }
 
-}  // namespace
-
 void checkOutputWritable(const std::string& path) {
-  const std::string probe = temporaryPath(path);
+  const std::string probe = resultsTemporaryPath(path);
   std::FILE* file = std::fopen(probe.c_str(), "wb");
   if (file == nullptr) {
     throw IoError("cannot write output file '" + path + "': " + std::strerror(errno));
@@ -210,7 +210,7 @@ void checkOutputWritable(const std::string& path) {
 void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& results,
                       const Profile& profile, const RunInfo& info) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions with our messages
-  const std::string temporary = temporaryPath(path);
+  const std::string temporary = resultsTemporaryPath(path);
   try {
     Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                 "create '" + temporary + "' (" + std::strerror(errno) + ")");
@@ -221,6 +221,8 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
     writeStringAttribute(file, "source", info.source);
     writeStringAttribute(file, "config", info.config);
     writeStringAttribute(file, "time_unit", "ps");
+    writeParameterAttribute(file, "interrupted", info.interrupted);
+    writeParameterAttribute(file, "checkpoint", info.checkpoint);
     for (const auto& result : results) writeResultSet(file, result);
     writeProfile(file, profile);
     if (!info.source_statistics.entries().empty()) {

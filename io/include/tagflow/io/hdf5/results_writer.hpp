@@ -20,6 +20,11 @@ struct RunInfo {
   std::string config;  // the configuration text the run was started with, if any
   // What the source counted (sourceStatistics()): attributes of /source when not empty.
   Parameters source_statistics{};
+  // The run was stopped by a signal before its end: the results cover what was captured
+  // (each measurement's capture_duration_ps says how much).
+  bool interrupted = false;
+  // Written while the run goes on (the profile is empty then).
+  bool checkpoint = false;
 };
 
 // Throws IoError naming the path and the reason when the file cannot be written.
@@ -31,5 +36,8 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
 void checkOutputWritable(const std::string& path);
 
 std::string tagflowVersion();
+
+// The name the results are written under before they are renamed to `path`.
+std::string resultsTemporaryPath(const std::string& path);
 
 }  // namespace tagflow

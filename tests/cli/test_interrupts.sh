@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Runs that end early keep what they measured: SIGINT during `tagflow run` exits 130 with the
+# results written and marked interrupted; SIGTERM exits 143 the same way; a second SIGINT
+# aborts at once and leaves no file, not even a temporary one; with [run] checkpoint_s a run
+# killed with SIGKILL leaves its last checkpoint; `tagflow record` and `tagflow stream send`
+# stop the same way, and accept a configuration with a [source] only.
+# Usage: test_interrupts.sh PATH/TO/tagflow
+set -uo pipefail
+tagflow=$1
+# shellcheck source=harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+
+cat >endless.toml <<'TOML'
+[source]
+kind = "synthetic"
+block_size = 4096
+[[measurement]]
+kind = "Countrate"
+name = "rates"
+channels = [1, 2, 3]
+[[measurement]]
+kind = "Counter"
+name = "counter"
+channels = [1]
+binwidth = 1_000_000_000
+n_values = 10
+TOML
+
+# interrupt SIGNAL EXPECTED_EXIT NAME: a run stopped by SIGNAL after a second.
+interrupt() {
+  local signal=$1 expected=$2 name=$3
+  "$tagflow" run -q endless.toml -o "$name.h5" 2>err.txt &
+  local pid=$!
+  sleep 1.5
+  kill "-$signal" "$pid"
+  wait "$pid"
+  local status=$?
+  if [ "$status" -eq "$expected" ] && "$python" - "$name.h5" <<'PY'; then
+import sys, h5py
+f = h5py.File(sys.argv[1])
+assert f.attrs["interrupted"] == 1
+duration = f["rates"].attrs["capture_duration_ps"]
+assert duration > 0, duration
+# The rates are the counts over the stream time captured, the counts all there.
+counts = f["rates/counts_total"][()]
+assert abs(counts[0] / (duration * 1e-12) - f["rates/data"][()][0]) < 1e-6 * counts[0]
+PY
+    pass "$signal: exit $expected, results written and marked interrupted"
+  else
+    fail "$signal: exit $status (expected $expected): $(cat err.txt)"
+  fi
+}
+interrupt INT 130 int
+interrupt TERM 143 term
+
+# A Counter of 2^25 bins per channel makes writing the results take a while: the second
+# SIGINT comes while they are being written.
+cat >slow_to_write.toml <<'TOML'
+[source]
+kind = "synthetic"
+block_size = 4096
+[[measurement]]
+kind = "Counter"
+name = "counter"
+channels = [1, 2]
+binwidth = 1_000_000
+n_values = 33_554_432
+TOML
+"$tagflow" run -q slow_to_write.toml -o twice.h5 2>err.txt &
+pid=$!
+sleep 3
+kill -INT "$pid"
+for _ in $(seq 100); do ls twice.h5.tmp.* >/dev/null 2>&1 && break; sleep 0.02; done
+kill -INT "$pid"
+wait "$pid"
+status=$?
+if [ "$status" -eq 130 ] && [ ! -e twice.h5 ] && ! ls twice.h5.tmp.* >/dev/null 2>&1; then
+  pass "a second SIGINT aborts at once and leaves no file"
+else
+  fail "second SIGINT: exit $status, files: $(ls twice.h5* 2>/dev/null)"
+fi
+
+sed 's/^\[source\]/[run]\ncheckpoint_s = 0.5\n[source]/' endless.toml >checkpoint.toml
+"$tagflow" run -q checkpoint.toml -o checkpoint.h5 2>err.txt &
+pid=$!
+sleep 2.5
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+if "$python" - <<'PY'; then
+import h5py
+f = h5py.File("checkpoint.h5")
+assert f.attrs["checkpoint"] == 1 and f.attrs["interrupted"] == 0
+assert f["rates"].attrs["capture_duration_ps"] > 0
+assert f["counter/data"].shape == (1, 10)
+PY
+  pass "SIGKILL keeps the last checkpoint"
+else
+  fail "checkpoint after SIGKILL: $(ls checkpoint.h5* 2>&1)"
+fi
+
+cat >source_only.toml <<'TOML'
+[source]
+kind = "synthetic"
+duration_ps = 100_000_000_000_000
+[[source.channel]]
+channel = 1
+kind = "poisson"
+rate = 1e6
+TOML
+"$tagflow" record source_only.toml recorded.raw >out.txt 2>err.txt &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+status=$?
+size=$(stat -c %s recorded.raw 2>/dev/null || echo 0)
+if [ "$status" -eq 130 ] && [ "$size" -gt 0 ] && [ $((size % 16)) -eq 0 ] &&
+  grep -q "(interrupted)" out.txt && "$tagflow" convert -q recorded.raw recorded.tags; then
+  pass "record: a [source]-only configuration, SIGINT ends it with a complete raw file"
+else
+  fail "record: exit $status, size $size: $(cat err.txt)"
+fi
+
+"$tagflow" stream send source_only.toml --to 127.0.0.1:4799 >out.txt 2>err.txt &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+status=$?
+if [ "$status" -eq 130 ] && grep -q "sent .* tags" out.txt && grep -q "(interrupted)" out.txt; then
+  pass "stream send: a [source]-only configuration, SIGINT ends it with its summary"
+else
+  fail "stream send: exit $status: $(cat out.txt err.txt)"
+fi
+
+finish
