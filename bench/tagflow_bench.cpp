@@ -35,6 +35,7 @@
 #include "tagflow/measurements/frequency_stability.hpp"
 #include "tagflow/measurements/histogram_log_bins.hpp"
 #include "tagflow/measurements/phase_noise.hpp"
+#include "vendor_bench.hpp"
 
 namespace tagflow::bench {
 namespace {
@@ -395,6 +396,12 @@ int main(int argc, char** argv) {
   app.add_flag("--link", link,
                "benchmark the UDP stream link's decoding and encoding on one core instead "
                "(network rates: tagflow linktest)");
+  bool vendor = false;
+  app.add_flag("--vendor", vendor,
+               "benchmark the vendor file readers (PTU, legacy PicoQuant, B&H SPC, quTAG) on one "
+               "core instead, and their memory on a file over 4 GiB");
+  std::string vendor_memory_child;
+  app.add_option("--vendor-memory-child", vendor_memory_child)->group("");
   app.add_flag("--memory-check", options.memory_check,
                "compare peak RSS of a synthetic-source run at --memory-tags and --memory-factor "
                "times that (Counter, or the --only measurement)");
@@ -412,6 +419,12 @@ int main(int argc, char** argv) {
     if (options.memory_child > 0) return memoryChild(options);
     if (options.memory_check) return memoryCheck(options);
     if (files) return runFileBench({options.tags, options.runs, disk_folder, options.json});
+    if (!vendor_memory_child.empty()) {
+      return vendorMemoryChild(vendor_memory_child, options.block_size);
+    }
+    if (vendor) {
+      return runVendorBench({options.tags, options.block_size, options.runs, options.json});
+    }
     if (link) return runLinkBench({options.tags, options.block_size, options.runs, options.json});
     if (channels) {
       return runChannelBench(

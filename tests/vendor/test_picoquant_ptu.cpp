@@ -424,3 +424,26 @@ TEST_CASE("The PicoHarp T2 file's count rates agree with the header's", "[vendor
   CHECK(rate(1) ==
         Approx(std::stod(file.header.find("TTResult_InputRate(0)")->value)).epsilon(0.05));
 }
+
+TEST_CASE("A PTU file over 4 GiB is sized with 64-bit offsets, and read in bounded memory",
+          "[vendor][ptu]") {
+  // Sparse: the header, then a hole that reads as zero words, 4.5 GiB in all. Opening it must
+  // count every record and find no disagreement with the header.
+  TempDir dir;
+  const std::string path = dir.file("large.ptu");
+  const std::uint64_t records = (std::uint64_t{9} << 29) / 4;  // 4.5 GiB of 4-byte records
+  PtuBuilder builder;
+  builder.standard(0x00010207, 1e-12, 1e-12, static_cast<std::int64_t>(records));
+  builder.write(path);
+  std::filesystem::resize_file(path, builder.size() + records * 4);
+  const VendorFile file = openPtuFile(path);
+  CHECK(file.records == records);
+  CHECK(file.file_size > (std::uint64_t{1} << 32));
+  CHECK(file.warnings.empty());
+  // Zero words are photons of input 0, all at time 0: a block never splits one time, so the
+  // reader refuses once 2^24 tags wait, naming the record, instead of taking all memory.
+  VendorFileSource source(openPtuFile(path), 1024);
+  BlockBuffer block;
+  CHECK_THROWS_WITH(source.next(block),
+                    Contains("more than 16777216 tags wait") && Contains("at record"));
+}

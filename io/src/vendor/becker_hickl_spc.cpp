@@ -115,9 +115,48 @@ struct SpcRecord {
   bool gap = false;
 };
 
+// A time unit in ps as a 64.64-bit fixed-point number, so that count * unit is exact in
+// integer arithmetic and rounded once (halves up), at two multiplications a tag instead of
+// 80-bit floating point, whose sum of two rounded products could round twice.
+class FixedUnit {
+ public:
+  // From 1 ps on the 80-bit value's 64 significant bits fit exactly; below, what is cut is
+  // under 2^-64 ps.
+  explicit FixedUnit(long double ps)
+      : integer_(static_cast<std::uint64_t>(ps)),
+        fraction_(static_cast<std::uint64_t>(
+            std::ldexp(ps - static_cast<long double>(static_cast<std::uint64_t>(ps)), 64))) {}
+  // numerator / denominator ps, the fraction rounded up: a product that is exactly halfway
+  // between two picoseconds stays at or above the half and rounds up, and no other comes
+  // within the 2^-64 ps per count this adds of it.
+  FixedUnit(std::uint64_t numerator, std::uint64_t denominator)
+      : integer_(numerator / denominator),
+        fraction_(static_cast<std::uint64_t>(
+            ((static_cast<Wide>(numerator % denominator) << 64) + denominator - 1) / denominator)) {
+  }
+  // count * unit: whole picoseconds and the fraction of one as 64 bits.
+  void times(std::uint64_t count, std::uint64_t& ps, std::uint64_t& fraction) const {
+    const Wide low = static_cast<Wide>(count) * fraction_;
+    ps = count * integer_ + static_cast<std::uint64_t>(low >> 64);
+    fraction = static_cast<std::uint64_t>(low);
+  }
+  timestamp_t rounded(std::uint64_t count) const {
+    std::uint64_t ps, fraction;
+    times(count, ps, fraction);
+    return static_cast<timestamp_t>(ps + (fraction >> 63));
+  }
+
+ private:
+  __extension__ using Wide = unsigned __int128;
+
+  std::uint64_t integer_;
+  std::uint64_t fraction_;
+};
+
 struct SpcTiming {
   long double clock_ps;  // the macrotime period
   long double micro_ps;  // one ADC code; 0 when unknown
+  FixedUnit micro;       // the same, for the arithmetic
   bool sync_tags;
 };
 
@@ -125,6 +164,13 @@ bool isWhole(long double value) {
   return value >= 1 && std::fabs(value - std::round(value)) < 1e-6L;
 }
 
+// The common record, a photon without flags, is decoded in a loop of its own per layout (a
+// template, not a switch per record) over locals rather than members (a tag stored through
+// `out` could alias a member, which the compiler would then load again after every store);
+// every other record (flags, markers, gaps, overflow counts) goes through parse() and
+// handle() on the members. Each tag is compared with the one written before it, which starts
+// at the floor: one comparison finds both a tag before the floor (an error) and a run out of
+// order (sorted at its end).
 class SpcDecoder final : public RecordDecoder {
  public:
   SpcDecoder(const LayoutInfo& layout, SpcTiming timing, VendorChannelMap channels)
@@ -134,22 +180,172 @@ class SpcDecoder final : public RecordDecoder {
         micro_ps_(timing.micro_ps),
         sync_tags_(timing.sync_tags),
         whole_clock_(isWhole(clock_ps_) ? static_cast<std::int64_t>(std::round(clock_ps_)) : 0),
-        max_macro_(static_cast<std::uint64_t>(kTimeLimitPs / clock_ps_)) {}
-
-  std::size_t recordBytes() const override { return layout_.record_bytes; }
-  timestamp_t futureBound() const override { return bound_; }
-
-  void decode(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
-              timestamp_t floor, std::vector<Tag>& out) override {
-    out_ = &out;
-    floor_ = floor;
-    for (std::size_t i = 0; i < count; ++i) {
-      index_ = first_index + i;
-      handle(parse(records + i * layout_.record_bytes));
+        max_macro_(static_cast<std::uint64_t>(
+            std::min(kTimeLimitPs / clock_ps_, static_cast<long double>(1ull << 62)))),
+        clock_(clock_ps_),
+        micro_(timing.micro) {
+    // With a clock of whole picoseconds a photon's time is its macrotime's plus its
+    // microtime's, rounded alone: one look-up per ADC code.
+    const bool table = clock_ps_ == std::floor(clock_ps_);
+    if (table) {
+      micro_times_.resize(layout_.codes);
+      for (std::uint32_t adc = 0; adc < layout_.codes; ++adc) {
+        micro_times_[adc] = micro_ps_ == 0 ? 0 : micro_.rounded(layout_.codes - 1 - adc);
+      }
+    }
+    switch (layout_.layout) {
+      case Layout::Spc130:
+        run_ = table ? &SpcDecoder::run<Layout::Spc130, true>
+                     : &SpcDecoder::run<Layout::Spc130, false>;
+        break;
+      case Layout::Spc600Wide:
+        run_ = table ? &SpcDecoder::run<Layout::Spc600Wide, true>
+                     : &SpcDecoder::run<Layout::Spc600Wide, false>;
+        break;
+      case Layout::Spc600Narrow:
+        run_ = table ? &SpcDecoder::run<Layout::Spc600Narrow, true>
+                     : &SpcDecoder::run<Layout::Spc600Narrow, false>;
+        break;
     }
   }
 
+  std::size_t recordBytes() const override { return layout_.record_bytes; }
+  timestamp_t futureBound() const override { return bound_; }
+  bool wroteSpecialTags() const override { return wrote_gap_; }
+
+  Tag* decode(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
+              timestamp_t floor, Tag* out) override {
+    run_begin_ = out;
+    last_ = floor;
+    unordered_ = false;
+    Tag* const end = (this->*run_)(records, count, first_index, floor, out);
+    if (unordered_) sortRun(out, end);
+    if (end != out) max_emitted_ = std::max(max_emitted_, end[-1].time);
+    return end;
+  }
+
  private:
+  using Run = Tag* (SpcDecoder::*)(const std::uint8_t*, std::size_t, std::uint64_t, timestamp_t,
+                                   Tag*);
+
+  template <Layout kLayout, bool kTable>
+  Tag* run(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
+           timestamp_t floor, Tag* out) {
+    constexpr std::size_t kBytes = kLayout == Layout::Spc600Wide ? 6 : 4;
+    constexpr std::uint32_t kLastCode = kLayout == Layout::Spc600Narrow ? 255 : 4095;
+    // Copies: see the class comment.
+    const bool micro_known = micro_ps_ != 0;
+    const bool sync_tags = sync_tags_;
+    const std::uint64_t max_macro = max_macro_;
+    const std::int64_t whole_clock = whole_clock_;
+    const FixedUnit clock = clock_;
+    const FixedUnit micro_unit = micro_;
+    const timestamp_t* const micro_times = micro_times_.data();
+    const std::uint64_t sync_head = timeTagHead(channels_.sync);
+    const channel_t first_input = channels_.first_input;
+    std::uint64_t overflow = overflow_;
+    std::uint64_t last_macro = last_macro_;
+    std::uint64_t last_sync = last_sync_;
+    timestamp_t bound = bound_;
+    timestamp_t last = last_;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint8_t* bytes = records + i * kBytes;
+      std::uint32_t macrotime;
+      std::uint32_t routing;
+      std::uint32_t adc;
+      bool plain;  // a photon without flags
+      if constexpr (kLayout == Layout::Spc600Wide) {
+        const std::uint32_t w0 = bytes[0] | (std::uint32_t{bytes[1]} << 8);
+        const std::uint32_t w1 = bytes[2] | (std::uint32_t{bytes[3]} << 8);
+        const std::uint32_t w2 = bytes[4] | (std::uint32_t{bytes[5]} << 8);
+        plain = (w0 & (kInvalid48 | kMtov48 | kGap48)) == 0;
+        adc = w0 & 0xFFF;
+        macrotime = ((w1 & 0xFF) << 16) | w2;
+        routing = w1 >> 8;
+      } else {
+        std::uint32_t word;
+        std::memcpy(&word, bytes, sizeof word);  // little-endian files on a little-endian host
+        if constexpr (kLayout == Layout::Spc130) {
+          plain = (word & (kInvalid | kMtov | kGap | kMark)) == 0;
+          macrotime = word & 0xFFF;
+          routing = (word >> 12) & 0xF;
+          adc = (word >> 16) & 0xFFF;
+        } else {
+          plain = (word & (kInvalid | kMtov | kGap)) == 0;
+          adc = word & 0xFF;
+          macrotime = (word >> 8) & 0x1FFFF;
+          routing = (word >> 25) & 0x7;
+        }
+      }
+      // A gap flagged on an invalid record is marked at the next record with a time.
+      if (!plain || gap_pending_) [[unlikely]] {
+        overflow_ = overflow;
+        last_macro_ = last_macro;
+        last_sync_ = last_sync;
+        bound_ = bound;
+        last_ = last;
+        out = handle(parse(bytes), first_index + i, floor, out);
+        overflow = overflow_;
+        last_macro = last_macro_;
+        last_sync = last_sync_;
+        bound = bound_;
+        last = last_;
+        continue;
+      }
+      const std::uint64_t macro = overflow + macrotime;
+      if (macro > max_macro) [[unlikely]] {
+        throwBeyondLimit(first_index + i, macro);
+      }
+      timestamp_t start;
+      timestamp_t photon;
+      if constexpr (kTable) {
+        start = static_cast<timestamp_t>(macro) * whole_clock;
+        photon = start + micro_times[adc];
+      } else {
+        start =
+            whole_clock != 0 ? static_cast<timestamp_t>(macro) * whole_clock : clock.rounded(macro);
+        photon = start;
+        if (micro_known) {
+          std::uint64_t macro_ps, macro_fraction, micro_ps, micro_fraction;
+          clock.times(macro, macro_ps, macro_fraction);
+          micro_unit.times(kLastCode - adc, micro_ps, micro_fraction);
+          const std::uint64_t fraction = macro_fraction + micro_fraction;
+          photon = static_cast<timestamp_t>(macro_ps + micro_ps + (fraction < macro_fraction) +
+                                            (fraction >> 63));
+        }
+      }
+      if (start < bound) [[unlikely]] {
+        throwDisorder(first_index + i, start, bound);
+      }
+      // The sync tag is stored for every photon and kept for its period's first; without
+      // sync tags the count compared is the macrotime itself, never new. (The bound is the
+      // macrotime's start whatever the sync: the conditional move's copy is dropped.)
+      timestamp_t first = photon;
+      timestamp_t unused_bound = bound;
+      const std::uint64_t kept =
+          keepSync(macro, sync_tags ? last_sync : macro, start, first, unused_bound);
+      // A clock that is not whole can put the photon a picosecond before its sync tag.
+      if (first < last || (!kTable && photon < first)) [[unlikely]] {
+        if (kept != 0 && start < floor) throwDisorder(first_index + i, start, floor);
+        if (photon < floor) throwDisorder(first_index + i, photon, floor);
+        unordered_ = true;
+      }
+      storeTimeTag(out, sync_head, start);
+      out += kept;
+      storeTimeTag(out++, timeTagHead(first_input + static_cast<channel_t>(routing)), photon);
+      last = photon;
+      bound = start;
+      last_macro = macro;
+      last_sync = macro;
+    }
+    overflow_ = overflow;
+    last_macro_ = last_macro;
+    last_sync_ = last_sync;
+    bound_ = bound;
+    last_ = last;
+    return out;
+  }
+
   SpcRecord parse(const std::uint8_t* bytes) const {
     SpcRecord record;
     if (layout_.layout == Layout::Spc600Wide) {
@@ -195,57 +391,68 @@ class SpcDecoder final : public RecordDecoder {
     return record;
   }
 
-  void handle(const SpcRecord& record) {
+  Tag* handle(const SpcRecord& record, std::uint64_t index, timestamp_t floor, Tag* out) {
     if (record.kind == SpcRecord::Kind::OverflowCount) {
-      addOverflows(record.count);
+      addOverflows(record.count, index);
       // Every later record's macrotime is at least the overflows counted so far.
       bound_ = std::max(bound_, macroTime(overflow_));
-      return;
+      return out;
     }
-    if (record.mtov) addOverflows(1);
-    // A gap flagged on an invalid record is marked at the next record that has a time.
+    if (record.mtov) addOverflows(1, index);
     gap_pending_ = gap_pending_ || record.gap;
-    if (record.kind == SpcRecord::Kind::Invalid) return;
+    if (record.kind == SpcRecord::Kind::Invalid) return out;
     std::uint64_t macro = overflow_ + record.macrotime;
-    if (gap_pending_) markGap(macro);
+    if (gap_pending_) out = markGap(macro, index, floor, out);
+    if (macro > max_macro_) throwBeyondLimit(index, macro);
     const timestamp_t start = macroTime(macro);
-    if (start < bound_) throwDisorder(index_, start, bound_);
+    if (start < bound_) throwDisorder(index, start, bound_);
     bound_ = start;
     last_macro_ = macro;
     if (record.kind == SpcRecord::Kind::Marker) {
       std::uint32_t bits = record.routing;
       for (channel_t bit = 0; bits != 0; ++bit, bits >>= 1) {
-        if ((bits & 1) != 0) emit(makeTimeTag(channels_.first_marker + bit, start));
+        if ((bits & 1) != 0) {
+          out = emit(makeTimeTag(channels_.first_marker + bit, start), index, floor, out);
+        }
       }
-      return;
+      return out;
     }
     if (sync_tags_ && macro != last_sync_) {
-      emit(makeTimeTag(channels_.sync, start));
+      out = emit(makeTimeTag(channels_.sync, start), index, floor, out);
       last_sync_ = macro;
     }
     const std::uint32_t micro = layout_.codes - 1 - record.adc;
-    emit(makeTimeTag(channels_.first_input + static_cast<channel_t>(record.routing),
-                     photonTime(macro, micro)));
+    return emit(makeTimeTag(channels_.first_input + static_cast<channel_t>(record.routing),
+                            photonTime(macro, micro)),
+                index, floor, out);
   }
 
   // The module's FIFO overflowed before this record: the data since the last record are lost,
   // and with them any overflow marks, so the macrotime may have fallen behind; it is advanced
-  // by the fewest whole overflow periods that keep time from running backwards.
-  void markGap(std::uint64_t& macro) {
+  // by the fewest whole overflow periods that keep time from running backwards. The interval
+  // begins after every tag written so far.
+  Tag* markGap(std::uint64_t& macro, std::uint64_t index, timestamp_t floor, Tag* out) {
     if (macro < last_macro_) {
       const std::uint64_t behind = last_macro_ - macro;
       const std::uint64_t periods = (behind + layout_.wrap - 1) / layout_.wrap;
-      addOverflows(periods);
+      addOverflows(periods, index);
       macro += periods * layout_.wrap;
     }
+    if (macro > max_macro_) throwBeyondLimit(index, macro);
+    timestamp_t max_emitted = max_emitted_;
+    for (const Tag* tag = run_begin_; tag != out; ++tag) {
+      max_emitted = std::max(max_emitted, tag->time);
+    }
     const timestamp_t end = macroTime(macro);
-    const timestamp_t begin = std::min(std::max(max_emitted_ + 1, bound_), end);
-    emit(Tag{TagType::OverflowBegin, 0, 0, 0, begin});
-    emit(Tag{TagType::OverflowEnd, 0, 0, 0, end});
+    const timestamp_t begin = std::min(std::max(max_emitted + 1, bound_), end);
+    out = emit(Tag{TagType::OverflowBegin, 0, 0, 0, begin}, index, floor, out);
+    out = emit(Tag{TagType::OverflowEnd, 0, 0, 0, end}, index, floor, out);
     gap_pending_ = false;
+    wrote_gap_ = true;
+    return out;
   }
 
-  void addOverflows(std::uint64_t periods) {
+  void addOverflows(std::uint64_t periods, std::uint64_t index) {
     if (periods > (max_macro_ - overflow_) / layout_.wrap) {
       const long double reached =
           (static_cast<long double>(overflow_) +
@@ -253,26 +460,42 @@ class SpcDecoder final : public RecordDecoder {
           clock_ps_;
       throw DataError(
           fmt::format("record {}: its overflows take the macrotime to {} ps (valid: below {} ps)",
-                      index_, static_cast<double>(reached), static_cast<double>(kTimeLimitPs)));
+                      index, static_cast<double>(reached), static_cast<double>(kTimeLimitPs)));
     }
     overflow_ += periods * layout_.wrap;
   }
 
+  [[noreturn]] void throwBeyondLimit(std::uint64_t index, std::uint64_t macro) const {
+    throw DataError(
+        fmt::format("record {}: its macrotime takes the time to {} ps (valid: below {} ps)", index,
+                    static_cast<double>(static_cast<long double>(macro) * clock_ps_),
+                    static_cast<double>(kTimeLimitPs)));
+  }
+
+  // For macrotimes up to max_macro_.
   timestamp_t macroTime(std::uint64_t macro) const {
     if (whole_clock_ != 0) return static_cast<timestamp_t>(macro) * whole_clock_;
-    return static_cast<timestamp_t>(std::llround(static_cast<long double>(macro) * clock_ps_));
+    return clock_.rounded(macro);
   }
 
   timestamp_t photonTime(std::uint64_t macro, std::uint32_t micro) const {
     if (micro_ps_ == 0) return macroTime(macro);
-    return static_cast<timestamp_t>(std::llround(static_cast<long double>(macro) * clock_ps_ +
-                                                 static_cast<long double>(micro) * micro_ps_));
+    std::uint64_t macro_ps, macro_fraction, micro_ps, micro_fraction;
+    clock_.times(macro, macro_ps, macro_fraction);
+    micro_.times(micro, micro_ps, micro_fraction);
+    const std::uint64_t fraction = macro_fraction + micro_fraction;
+    return static_cast<timestamp_t>(macro_ps + micro_ps + (fraction < macro_fraction) +
+                                    (fraction >> 63));
   }
 
-  void emit(const Tag& tag) {
-    if (tag.time < floor_) throwDisorder(index_, tag.time, floor_);
-    out_->push_back(tag);
-    max_emitted_ = std::max(max_emitted_, tag.time);
+  Tag* emit(const Tag& tag, std::uint64_t index, timestamp_t floor, Tag* out) {
+    if (tag.time < last_) {
+      if (tag.time < floor) throwDisorder(index, tag.time, floor);
+      unordered_ = true;
+    }
+    last_ = tag.time;
+    *out = tag;
+    return out + 1;
   }
 
   const LayoutInfo& layout_;
@@ -282,15 +505,22 @@ class SpcDecoder final : public RecordDecoder {
   bool sync_tags_;
   std::int64_t whole_clock_;  // 0 when the clock is not a whole number of ps
   std::uint64_t max_macro_;
+  FixedUnit clock_;
+  FixedUnit micro_;
+  std::vector<timestamp_t> micro_times_;  // by ADC code, when the clock is whole
+  Run run_ = nullptr;
   std::uint64_t overflow_ = 0;  // in macrotime periods
   std::uint64_t last_macro_ = 0;
   std::uint64_t last_sync_ = ~std::uint64_t{0};
   bool gap_pending_ = false;  // waits for a record with a time (none comes after the last)
+  bool wrote_gap_ = false;
   timestamp_t bound_ = std::numeric_limits<timestamp_t>::min();
-  timestamp_t max_emitted_ = -1;
-  std::vector<Tag>* out_ = nullptr;
-  timestamp_t floor_ = 0;
-  std::uint64_t index_ = 0;
+  timestamp_t max_emitted_ = -1;  // of the runs before the one being decoded
+  // Of the run being decoded: where it began, the last tag's time, and whether a tag was
+  // earlier than the one before it.
+  const Tag* run_begin_ = nullptr;
+  timestamp_t last_ = 0;
+  bool unordered_ = false;
 };
 
 std::string doubleText(double value) {
@@ -609,6 +839,7 @@ VendorFile openSpcFile(const std::string& path, const SpcOptions& options,
 
   // The microtime unit: the TAC range over its gain, spread over the ADC codes of the records.
   long double micro_ps = 0;
+  FixedUnit micro(0.0L);
   const std::optional<double> tac_range = setNumber(set, "SP_TAC_R");
   const std::optional<double> tac_gain = setNumber(set, "SP_TAC_G");
   const std::optional<double> adc = setNumber(set, "SP_ADC_RE");
@@ -621,8 +852,18 @@ VendorFile openSpcFile(const std::string& path, const SpcOptions& options,
       throw DataError(
           fmt::format("'{}': SP_TAC_G {} is invalid (valid: 1..1000)", set->path, *tac_gain));
     }
-    micro_ps = static_cast<long double>(*tac_range) * 1e12L / static_cast<long double>(*tac_gain) /
-               info.codes;
+    const long double range_ps = static_cast<long double>(*tac_range) * 1e12L;
+    micro_ps = range_ps / static_cast<long double>(*tac_gain) / info.codes;
+    // The .set file states range and gain as decimals (5.0e-08, 4); when both are whole (the
+    // range in ps) the unit is their exact ratio, so that a photon exactly halfway between two
+    // picoseconds rounds up, as the decimals say, not as their binary approximations would
+    // (5.0e-08 is 4.99999999999999977e-08 as a double).
+    if (isWhole(range_ps) && isWhole(*tac_gain)) {
+      micro = FixedUnit(static_cast<std::uint64_t>(std::round(range_ps)),
+                        static_cast<std::uint64_t>(std::round(*tac_gain)) * info.codes);
+    } else {
+      micro = FixedUnit(micro_ps);
+    }
     fields.add("microtime unit", "float (ps)", doubleText(static_cast<double>(micro_ps)));
     if (adc && *adc != info.codes) {
       file.warnings.push_back(fmt::format(
@@ -649,7 +890,7 @@ VendorFile openSpcFile(const std::string& path, const SpcOptions& options,
     }
   }
   file.decoder =
-      std::make_unique<SpcDecoder>(info, SpcTiming{clock_ps, micro_ps, sync_tags}, channels);
+      std::make_unique<SpcDecoder>(info, SpcTiming{clock_ps, micro_ps, micro, sync_tags}, channels);
   return file;
 }
 

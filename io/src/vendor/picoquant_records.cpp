@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "tagflow/core/error.hpp"
 
@@ -17,6 +19,8 @@ constexpr std::uint64_t kPicoHarpT3Wrap = 65536;
 constexpr std::uint64_t kHydraHarpV1T2Wrap = 33552000;
 constexpr std::uint64_t kGenericT2Wrap = 33554432;
 constexpr std::uint64_t kHydraHarpT3Wrap = 1024;
+constexpr std::uint64_t kPicoHarpLargestDtime = 0xFFF;
+constexpr std::uint64_t kHydraHarpLargestDtime = 0x7FFF;
 // How far a T2 marker may lie before the photon recorded ahead of it: markers are stamped
 // with a coarser resolution than photons (PicoHarp keeps the marker bits in the time's low
 // bits).
@@ -37,33 +41,70 @@ constexpr std::array kRecordTypes{
     PicoQuantRecordType{0x00010307, PicoQuantLayout::GenericT3, "MultiHarp / PicoHarp 330 T3"},
 };
 
-// A count of units in picoseconds, the exact value rounded to the nearest picosecond. A unit
-// within 1e-6 ps of a whole number is that whole number: headers store 4 ps as
-// 4.000000000000001e-12 s, float noise of a whole value, and whole units need no rounding.
+// Every time stays below 2^62 ps (53 days), a T3 sync time and its dtime below 2^61 ps each,
+// so that no sum of them and no block end one past a tag leaves timestamp_t.
+constexpr std::uint64_t kTimeLimitPs = std::uint64_t{1} << 62;
+
+// A count of units in picoseconds, the exact value rounded to the nearest picosecond (halves
+// up). The unit is a 64.64-bit fixed-point number, so that count * unit is exact in integer
+// arithmetic: a sync period that is not a whole number of picoseconds (a HydraHarp file's
+// 200001.6000128 ps) does not drift over hours, and costs two multiplications a tag, not
+// floating point. A unit within 1e-6 ps of a whole number is that whole number: headers store
+// 4 ps as 4.000000000000001e-12 s, float noise of a whole value.
 class UnitScale {
  public:
-  UnitScale(double unit_s, std::string_view what) {
+  // Counts beyond maxCount() would take the time past `limit_ps`; a unit for which that is
+  // below `largest_count` (the largest value of a field counted in it) is refused.
+  UnitScale(double unit_s, std::string_view what, std::uint64_t limit_ps,
+            std::uint64_t largest_count = 0) {
     if (!(unit_s > 0) || !std::isfinite(unit_s) || unit_s > 1e3) {
       throw InvalidArgument(
           fmt::format("{} {} s is invalid (valid: > 0 and <= 1000 s)", what, unit_s));
     }
-    exact_ = static_cast<long double>(unit_s) * 1e12L;
-    const long double nearest = std::round(exact_);
-    if (std::fabs(exact_ - nearest) < 1e-6L && nearest >= 1) {
-      whole_ = static_cast<std::int64_t>(nearest);
-      exact_ = nearest;
+    long double exact = static_cast<long double>(unit_s) * 1e12L;
+    const long double nearest = std::round(exact);
+    if (std::fabs(exact - nearest) < 1e-6L && nearest >= 1) exact = nearest;
+    exact_ = exact;
+    integer_ = static_cast<std::uint64_t>(exact);
+    // 80 bits hold 64 significant ones: from 1 ps on the fraction fits 64 bits exactly, below
+    // it what is cut is under 2^-64 ps.
+    fraction_ =
+        static_cast<std::uint64_t>(std::ldexp(exact - static_cast<long double>(integer_), 64));
+    max_count_ = static_cast<std::uint64_t>(
+        std::min(static_cast<long double>(limit_ps) / exact, static_cast<long double>(1ull << 63)));
+    if (max_count_ < largest_count) {
+      throw InvalidArgument(fmt::format(
+          "{} {} s is invalid (valid: > 0 and <= {:.6g} s, so that {} of it stay below {:.6g} ps)",
+          what, unit_s, static_cast<double>(limit_ps) / static_cast<double>(largest_count) * 1e-12,
+          largest_count, static_cast<double>(limit_ps)));
     }
   }
   long double exact() const { return exact_; }
-  std::int64_t whole() const { return whole_; }  // 0 when not whole
+  std::uint64_t whole() const { return fraction_ == 0 ? integer_ : 0; }  // 0 when not whole
+  std::uint64_t maxCount() const { return max_count_; }
+
+  // count * unit exactly: whole picoseconds and the fraction of one as 64 bits.
+  struct Exact {
+    std::uint64_t ps;
+    std::uint64_t fraction;
+  };
+  Exact exactly(std::uint64_t count) const {
+    __extension__ using Wide = unsigned __int128;
+    const Wide fraction = static_cast<Wide>(count) * fraction_;
+    return {count * integer_ + static_cast<std::uint64_t>(fraction >> 64),
+            static_cast<std::uint64_t>(fraction)};
+  }
+  // For counts up to maxCount().
   timestamp_t operator()(std::uint64_t count) const {
-    if (whole_ != 0) return static_cast<timestamp_t>(count) * whole_;
-    return static_cast<timestamp_t>(std::llround(static_cast<long double>(count) * exact_));
+    const Exact value = exactly(count);
+    return static_cast<timestamp_t>(value.ps + (value.fraction >> 63));
   }
 
  private:
   long double exact_ = 0;
-  std::int64_t whole_ = 0;
+  std::uint64_t integer_ = 0;
+  std::uint64_t fraction_ = 0;
+  std::uint64_t max_count_ = 0;
 };
 
 std::uint32_t wordAt(const std::uint8_t* record) {
@@ -72,167 +113,350 @@ std::uint32_t wordAt(const std::uint8_t* record) {
   return word;  // little-endian files on a little-endian host
 }
 
+// One decoding loop per layout and kind of unit (a template, not a switch per record), over
+// locals rather than members (a tag stored through `out` could alias a member, which the
+// compiler would then load again after every store); the rare records (overflows, markers)
+// leave the loop for functions that work on the members. Each tag is compared with the one
+// written before it, which starts at the floor: one comparison finds both a tag before the
+// floor (an error) and a run out of order (sorted at its end).
 class PicoQuantDecoder final : public RecordDecoder {
  public:
   PicoQuantDecoder(PicoQuantLayout layout, PicoQuantTiming timing, VendorChannelMap channels)
       : layout_(layout),
         channels_(channels),
-        global_(timing.global_resolution_s, isT3(layout)
-                                                ? "sync period (MeasDesc_GlobalResolution)"
-                                                : "time resolution (MeasDesc_GlobalResolution)"),
+        field_max_(fieldMax(layout)),
+        global_(timing.global_resolution_s,
+                isT3(layout) ? "sync period (MeasDesc_GlobalResolution)"
+                             : "time resolution (MeasDesc_GlobalResolution)",
+                isT3(layout) ? kTimeLimitPs / 2 : kTimeLimitPs, field_max_),
         dtime_(isT3(layout) ? timing.resolution_s : timing.global_resolution_s,
-               "dtime resolution (MeasDesc_Resolution)") {}
+               "dtime resolution (MeasDesc_Resolution)", kTimeLimitPs / 2,
+               layout == PicoQuantLayout::PicoHarpT3 ? kPicoHarpLargestDtime
+               : isT3(layout)                        ? kHydraHarpLargestDtime
+                                                     : 0),
+        heads_(photonHeads(layout, channels)),
+        run_(chooseRun()) {}
 
   std::size_t recordBytes() const override { return 4; }
   timestamp_t futureBound() const override { return bound_; }
 
-  void decode(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
-              timestamp_t floor, std::vector<Tag>& out) override {
-    out_ = &out;
-    floor_ = floor;
-    for (std::size_t i = 0; i < count; ++i) {
-      index_ = first_index + i;
-      const std::uint32_t word = wordAt(records + 4 * i);
-      switch (layout_) {
-        case PicoQuantLayout::PicoHarpT2:
-          picoHarpT2(word);
-          break;
-        case PicoQuantLayout::PicoHarpT3:
-          picoHarpT3(word);
-          break;
-        case PicoQuantLayout::HydraHarpV1T2:
-          hydraHarpT2(word, false);
-          break;
-        case PicoQuantLayout::HydraHarpV1T3:
-          hydraHarpT3(word, false);
-          break;
-        case PicoQuantLayout::GenericT2:
-          hydraHarpT2(word, true);
-          break;
-        case PicoQuantLayout::GenericT3:
-          hydraHarpT3(word, true);
-          break;
-      }
-    }
+  Tag* decode(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
+              timestamp_t floor, Tag* out) override {
+    last_ = floor;
+    unordered_ = false;
+    Tag* const end = (this->*run_)(records, count, first_index, floor, out);
+    if (unordered_) sortRun(out, end);
+    return end;
   }
 
  private:
-  void emit(channel_t channel, timestamp_t time) {
-    if (time < floor_) throwDisorder(index_, time, floor_);
-    out_->push_back(makeTimeTag(channel, time));
-  }
-  void emitMarkers(std::uint32_t bits, timestamp_t time) {
-    for (channel_t bit = 0; bits != 0; ++bit, bits >>= 1) {
-      if ((bits & 1) != 0) emit(channels_.first_marker + bit, time);
+  using Run = Tag* (PicoQuantDecoder::*)(const std::uint8_t*, std::size_t, std::uint64_t,
+                                         timestamp_t, Tag*);
+
+  // The largest value of the field the overflows add to (T2: the time, T3: nsync).
+  static std::uint64_t fieldMax(PicoQuantLayout layout) {
+    switch (layout) {
+      case PicoQuantLayout::PicoHarpT2:
+        return 0x0FFFFFFF;
+      case PicoQuantLayout::PicoHarpT3:
+        return 0xFFFF;
+      case PicoQuantLayout::HydraHarpV1T2:
+      case PicoQuantLayout::GenericT2:
+        return 0x1FFFFFF;
+      case PicoQuantLayout::HydraHarpV1T3:
+      case PicoQuantLayout::GenericT3:
+        break;
     }
-  }
-  void t2Event(channel_t channel, std::uint64_t units) {
-    const timestamp_t time = global_(units);
-    emit(channel, time);
-    bound_ = time - kT2MarkerSlackPs;
-  }
-  void t2Marker(std::uint32_t bits, std::uint64_t units) { emitMarkers(bits, global_(units)); }
-  timestamp_t syncTime(std::uint64_t nsync) const { return global_(nsync); }
-  void t3Photon(channel_t channel, std::uint64_t nsync, std::uint32_t dtime) {
-    const timestamp_t sync = syncTime(nsync);
-    if (nsync != last_sync_) {
-      emit(channels_.sync, sync);
-      last_sync_ = nsync;
-      bound_ = sync;
-    }
-    timestamp_t time;
-    if (global_.whole() != 0 && dtime_.whole() != 0) {
-      time = sync + static_cast<timestamp_t>(dtime) * dtime_.whole();
-    } else {
-      time =
-          static_cast<timestamp_t>(std::llround(static_cast<long double>(nsync) * global_.exact() +
-                                                static_cast<long double>(dtime) * dtime_.exact()));
-    }
-    emit(channel, time);
-  }
-  void t3Marker(std::uint32_t bits, std::uint64_t nsync) {
-    const timestamp_t sync = syncTime(nsync);
-    emitMarkers(bits, sync);
-    bound_ = std::max(bound_, sync);
+    return 0x3FF;
   }
 
-  void picoHarpT2(std::uint32_t word) {
-    const std::uint32_t time = word & 0x0FFFFFFF;
-    const std::uint32_t channel = word >> 28;
-    if (channel == 0xF) {
-      const std::uint32_t markers = time & 0xF;
-      if (markers == 0) {
-        overflow_ += kPicoHarpT2Wrap;
-      } else {
-        t2Marker(markers, overflow_ + time);
-      }
-      return;
-    }
-    // Input 0 of a PicoHarp is its sync input; the detector inputs are numbered from 1.
-    t2Event(
-        channel == 0 ? channels_.sync : channels_.first_input + static_cast<channel_t>(channel) - 1,
-        overflow_ + time);
-  }
-  void picoHarpT3(std::uint32_t word) {
-    const std::uint32_t nsync = word & 0xFFFF;
-    const std::uint32_t dtime = (word >> 16) & 0xFFF;
-    const std::uint32_t channel = word >> 28;
-    if (channel == 0xF) {
-      const std::uint32_t markers = dtime & 0xF;
-      if (markers == 0) {
-        overflow_ += kPicoHarpT3Wrap;
-      } else {
-        t3Marker(markers, overflow_ + nsync);
-      }
-      return;
-    }
-    // PicoHarp numbers its inputs 1..4 in T3 records.
-    t3Photon(channels_.first_input + static_cast<channel_t>(channel) - 1, overflow_ + nsync, dtime);
-  }
-  void hydraHarpT2(std::uint32_t word, bool counted_overflows) {
-    const std::uint32_t time = word & 0x1FFFFFF;
-    const std::uint32_t channel = (word >> 25) & 0x3F;
-    if ((word >> 31) == 0) {
-      t2Event(channels_.first_input + static_cast<channel_t>(channel), overflow_ + time);
-      return;
-    }
-    if (channel == 0x3F) {
-      if (!counted_overflows) {
-        overflow_ += kHydraHarpV1T2Wrap;
-      } else {
-        overflow_ += kGenericT2Wrap * (time == 0 ? 1 : time);
-      }
-    } else if (channel == 0) {
-      t2Event(channels_.sync, overflow_ + time);
-    } else if (channel <= 15) {
-      t2Marker(channel, overflow_ + time);
+  // T2: whether the unit is whole; T3: whether the sync period and the dtime unit are.
+  template <PicoQuantLayout kLayout>
+  static Run runOf(bool whole_global, bool whole_dtime) {
+    if constexpr (kLayout == PicoQuantLayout::PicoHarpT2 ||
+                  kLayout == PicoQuantLayout::HydraHarpV1T2 ||
+                  kLayout == PicoQuantLayout::GenericT2) {
+      return whole_global ? &PicoQuantDecoder::runT2<kLayout, true>
+                          : &PicoQuantDecoder::runT2<kLayout, false>;
+    } else if (whole_global) {
+      return whole_dtime ? &PicoQuantDecoder::runT3<kLayout, true, true>
+                         : &PicoQuantDecoder::runT3<kLayout, true, false>;
+    } else {
+      return whole_dtime ? &PicoQuantDecoder::runT3<kLayout, false, true>
+                         : &PicoQuantDecoder::runT3<kLayout, false, false>;
     }
   }
-  void hydraHarpT3(std::uint32_t word, bool counted_overflows) {
-    const std::uint32_t nsync = word & 0x3FF;
-    const std::uint32_t dtime = (word >> 10) & 0x7FFF;
-    const std::uint32_t channel = (word >> 25) & 0x3F;
-    if ((word >> 31) == 0) {
-      t3Photon(channels_.first_input + static_cast<channel_t>(channel), overflow_ + nsync, dtime);
-      return;
+  Run chooseRun() const {
+    const bool whole_global = global_.whole() != 0;
+    const bool whole_dtime = dtime_.whole() != 0;
+    switch (layout_) {
+      case PicoQuantLayout::PicoHarpT2:
+        return runOf<PicoQuantLayout::PicoHarpT2>(whole_global, whole_dtime);
+      case PicoQuantLayout::PicoHarpT3:
+        return runOf<PicoQuantLayout::PicoHarpT3>(whole_global, whole_dtime);
+      case PicoQuantLayout::HydraHarpV1T2:
+        return runOf<PicoQuantLayout::HydraHarpV1T2>(whole_global, whole_dtime);
+      case PicoQuantLayout::HydraHarpV1T3:
+        return runOf<PicoQuantLayout::HydraHarpV1T3>(whole_global, whole_dtime);
+      case PicoQuantLayout::GenericT2:
+        return runOf<PicoQuantLayout::GenericT2>(whole_global, whole_dtime);
+      case PicoQuantLayout::GenericT3:
+        break;
     }
-    if (channel == 0x3F) {
-      overflow_ += kHydraHarpT3Wrap * (counted_overflows && nsync != 0 ? nsync : 1);
-    } else if (channel >= 1 && channel <= 15) {
-      t3Marker(channel, overflow_ + nsync);
+    return runOf<PicoQuantLayout::GenericT3>(whole_global, whole_dtime);
+  }
+
+  // The head of a photon's tag by the record's top bits (T2: 4-bit channel, or the special
+  // bit and the 6-bit channel; T3: the channel), made once for the decoder's channel map.
+  static std::array<std::uint64_t, 128> photonHeads(PicoQuantLayout layout,
+                                                    VendorChannelMap channels) {
+    std::array<std::uint64_t, 128> heads{};
+    for (channel_t code = 0; code < 128; ++code) {
+      channel_t channel = channels.first_input + code;
+      if (layout == PicoQuantLayout::PicoHarpT2) {
+        // Input 0 of a PicoHarp is its sync input; the detector inputs are numbered from 1.
+        channel = code == 0 ? channels.sync : channels.first_input + code - 1;
+      } else if (layout == PicoQuantLayout::PicoHarpT3) {
+        // PicoHarp numbers its inputs 1..4 in T3 records.
+        channel = channels.first_input + code - 1;
+      } else if (!isT3(layout) && code == 64) {
+        channel = channels.sync;  // a special record on channel 0: a sync in T2
+      }
+      heads[static_cast<std::size_t>(code)] = timeTagHead(channel);
     }
+    return heads;
+  }
+
+  // The overflows keep every count within the unit's limit (see addOverflows()): no record's
+  // time is checked against it.
+  template <PicoQuantLayout kLayout, bool kWhole>
+  Tag* runT2(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
+             timestamp_t floor, Tag* out) {
+    const UnitScale scale = global_;  // copies: see the class comment
+    const std::uint64_t unit = scale.whole();
+    const std::uint64_t* const heads = heads_.data();
+    std::uint64_t overflow = overflow_;
+    timestamp_t bound = bound_;
+    timestamp_t last = last_;
+    const std::uint8_t* const end = records + 4 * count;
+    for (const std::uint8_t* record = records; record != end; record += 4) {
+      const std::uint32_t word = wordAt(record);
+      std::uint32_t field;
+      std::uint32_t code;
+      bool special;
+      if constexpr (kLayout == PicoQuantLayout::PicoHarpT2) {
+        field = word & 0x0FFFFFFF;
+        code = word >> 28;
+        special = code == 0xF;
+      } else {
+        // The special bit and the channel: sync records (special channel 0, 64 here) can be as
+        // many as the photons, so they stay in the loop.
+        field = word & 0x1FFFFFF;
+        code = word >> 25;
+        special = code > 64;
+      }
+      if (special) [[unlikely]] {
+        overflow_ = overflow;
+        last_ = last;
+        const std::uint64_t index = first_index + static_cast<std::uint64_t>(record - records) / 4;
+        out = kLayout == PicoQuantLayout::PicoHarpT2
+                  ? picoHarpT2Special(field, index, floor, out)
+                  : hydraHarpT2Special(code & 0x3F, field, index, floor, out);
+        overflow = overflow_;
+        last = last_;
+        continue;
+      }
+      const std::uint64_t units = overflow + field;
+      const timestamp_t time = kWhole ? static_cast<timestamp_t>(units * unit) : scale(units);
+      if (time < last) [[unlikely]] {
+        if (time < floor) {
+          throwDisorder(first_index + static_cast<std::uint64_t>(record - records) / 4, time,
+                        floor);
+        }
+        unordered_ = true;
+      }
+      storeTimeTag(out++, heads[code], time);
+      last = time;
+      bound = time - kT2MarkerSlackPs;
+    }
+    overflow_ = overflow;
+    bound_ = bound;
+    last_ = last;
+    return out;
+  }
+
+  // A whole term of the photon's time adds to the other's rounded value unchanged; only when
+  // neither is whole are the two exact products summed before rounding.
+  template <PicoQuantLayout kLayout, bool kWholeSync, bool kWholeDtime>
+  Tag* runT3(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
+             timestamp_t floor, Tag* out) {
+    const UnitScale sync_scale = global_;  // copies: see the class comment
+    const UnitScale dtime_scale = dtime_;
+    const std::uint64_t period = sync_scale.whole();
+    const std::uint64_t unit = dtime_scale.whole();
+    const std::uint64_t* const heads = heads_.data();
+    const std::uint64_t sync_head = timeTagHead(channels_.sync);
+    std::uint64_t overflow = overflow_;
+    std::uint64_t last_sync = last_sync_;
+    timestamp_t bound = bound_;
+    timestamp_t last = last_;
+    const std::uint8_t* const end = records + 4 * count;
+    for (const std::uint8_t* record = records; record != end; record += 4) {
+      const std::uint32_t word = wordAt(record);
+      std::uint32_t nsync_field;
+      std::uint32_t dtime;
+      std::uint32_t code;
+      bool special;
+      if constexpr (kLayout == PicoQuantLayout::PicoHarpT3) {
+        nsync_field = word & 0xFFFF;
+        dtime = (word >> 16) & 0xFFF;
+        code = word >> 28;
+        special = code == 0xF;
+      } else {
+        nsync_field = word & 0x3FF;
+        dtime = (word >> 10) & 0x7FFF;
+        code = word >> 25;
+        special = code >= 64;
+      }
+      if (special) [[unlikely]] {
+        overflow_ = overflow;
+        bound_ = bound;
+        last_ = last;
+        const std::uint64_t index = first_index + static_cast<std::uint64_t>(record - records) / 4;
+        out = kLayout == PicoQuantLayout::PicoHarpT3
+                  ? picoHarpT3Special(nsync_field, dtime, index, floor, out)
+                  : hydraHarpT3Special(code & 0x3F, nsync_field, index, floor, out);
+        overflow = overflow_;
+        bound = bound_;
+        last = last_;
+        continue;
+      }
+      const std::uint64_t nsync = overflow + nsync_field;
+      timestamp_t sync_time;
+      timestamp_t time;
+      if constexpr (kWholeSync && kWholeDtime) {
+        sync_time = static_cast<timestamp_t>(nsync * period);
+        time = sync_time + static_cast<timestamp_t>(dtime * unit);
+      } else if constexpr (kWholeSync) {
+        sync_time = static_cast<timestamp_t>(nsync * period);
+        time = sync_time + dtime_scale(dtime);
+      } else if constexpr (kWholeDtime) {
+        sync_time = sync_scale(nsync);
+        time = sync_time + static_cast<timestamp_t>(dtime * unit);
+      } else {
+        const UnitScale::Exact sync = sync_scale.exactly(nsync);
+        const UnitScale::Exact delay = dtime_scale.exactly(dtime);
+        const std::uint64_t fraction = sync.fraction + delay.fraction;
+        const std::uint64_t carry = fraction < sync.fraction ? 1 : 0;
+        sync_time = static_cast<timestamp_t>(sync.ps + (sync.fraction >> 63));
+        time = static_cast<timestamp_t>(sync.ps + delay.ps + carry + (fraction >> 63));
+      }
+      // The sync tag is stored for every photon and kept for its sync period's first.
+      timestamp_t first = time;
+      const std::uint64_t kept = keepSync(nsync, last_sync, sync_time, first, bound);
+      if (first < last) [[unlikely]] {
+        if (first < floor) {
+          throwDisorder(first_index + static_cast<std::uint64_t>(record - records) / 4, first,
+                        floor);
+        }
+        unordered_ = true;
+      }
+      storeTimeTag(out, sync_head, sync_time);
+      out += kept;
+      storeTimeTag(out++, heads[code], time);
+      last = time;
+      last_sync = nsync;
+    }
+    overflow_ = overflow;
+    last_sync_ = last_sync;
+    bound_ = bound;
+    last_ = last;
+    return out;
+  }
+
+  // The rare records, on the members.
+  Tag* emitMarkers(std::uint32_t bits, timestamp_t time, std::uint64_t index, timestamp_t floor,
+                   Tag* out) {
+    if (time < last_) {
+      if (time < floor) throwDisorder(index, time, floor);
+      unordered_ = true;
+    }
+    last_ = time;
+    for (channel_t bit = 0; bits != 0; ++bit, bits >>= 1) {
+      if ((bits & 1) != 0) storeTimeTag(out++, timeTagHead(channels_.first_marker + bit), time);
+    }
+    return out;
+  }
+  Tag* t3Marker(std::uint32_t bits, std::uint32_t nsync_field, std::uint64_t index,
+                timestamp_t floor, Tag* out) {
+    const timestamp_t sync = global_(overflow_ + nsync_field);
+    out = emitMarkers(bits, sync, index, floor, out);
+    bound_ = std::max(bound_, sync);
+    return out;
+  }
+  // Every count of units (T2) or sync periods (T3) a record can make, overflow_ + field, stays
+  // within the unit's limit: an overflow that would take the largest past it is the error.
+  void addOverflows(std::uint64_t more, std::uint64_t index) {
+    if (more > global_.maxCount() - field_max_ - overflow_) {
+      throw DataError(fmt::format(
+          "record {}: its overflows take the time to {:.6g} ps (valid: below {:.6g} ps, about {} "
+          "days)",
+          index, static_cast<double>(static_cast<long double>(overflow_ + more) * global_.exact()),
+          static_cast<double>(isT3(layout_) ? kTimeLimitPs / 2 : kTimeLimitPs),
+          isT3(layout_) ? 26 : 53));
+    }
+    overflow_ += more;
+  }
+  Tag* picoHarpT2Special(std::uint32_t field, std::uint64_t index, timestamp_t floor, Tag* out) {
+    const std::uint32_t markers = field & 0xF;
+    if (markers == 0) {
+      addOverflows(kPicoHarpT2Wrap, index);
+      return out;
+    }
+    return emitMarkers(markers, global_(overflow_ + field), index, floor, out);
+  }
+  Tag* picoHarpT3Special(std::uint32_t nsync_field, std::uint32_t dtime, std::uint64_t index,
+                         timestamp_t floor, Tag* out) {
+    const std::uint32_t markers = dtime & 0xF;
+    if (markers == 0) {
+      addOverflows(kPicoHarpT3Wrap, index);
+      return out;
+    }
+    return t3Marker(markers, nsync_field, index, floor, out);
+  }
+  Tag* hydraHarpT2Special(std::uint32_t code, std::uint32_t field, std::uint64_t index,
+                          timestamp_t floor, Tag* out) {
+    if (code == 0x3F) {
+      addOverflows(layout_ == PicoQuantLayout::GenericT2 ? kGenericT2Wrap * (field == 0 ? 1 : field)
+                                                         : kHydraHarpV1T2Wrap,
+                   index);
+      return out;
+    }
+    return code <= 15 ? emitMarkers(code, global_(overflow_ + field), index, floor, out) : out;
+  }
+  Tag* hydraHarpT3Special(std::uint32_t code, std::uint32_t nsync_field, std::uint64_t index,
+                          timestamp_t floor, Tag* out) {
+    if (code == 0x3F) {
+      const bool counted = layout_ == PicoQuantLayout::GenericT3 && nsync_field != 0;
+      addOverflows(kHydraHarpT3Wrap * (counted ? nsync_field : 1), index);
+      return out;
+    }
+    return code >= 1 && code <= 15 ? t3Marker(code, nsync_field, index, floor, out) : out;
   }
 
   PicoQuantLayout layout_;
   VendorChannelMap channels_;
+  std::uint64_t field_max_;
   UnitScale global_;
   UnitScale dtime_;
+  std::array<std::uint64_t, 128> heads_;
+  Run run_;
   std::uint64_t overflow_ = 0;  // in time units (T2) or sync periods (T3)
   std::uint64_t last_sync_ = ~std::uint64_t{0};
   timestamp_t bound_ = std::numeric_limits<timestamp_t>::min();
-  std::vector<Tag>* out_ = nullptr;
-  timestamp_t floor_ = 0;
-  std::uint64_t index_ = 0;
+  // Of the run being decoded: the last tag's time, and whether one was earlier than the last.
+  timestamp_t last_ = 0;
+  bool unordered_ = false;
 };
 
 }  // namespace

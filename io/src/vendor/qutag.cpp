@@ -23,6 +23,8 @@ constexpr std::uint16_t kFirstRising = 100;
 constexpr std::uint16_t kTick = 104;
 constexpr std::uint16_t kFirstFalling = 105;
 constexpr std::uint16_t kLastFalling = 108;
+constexpr std::uint64_t kStampLimit = std::numeric_limits<std::int64_t>::max();
+constexpr timestamp_t kNoBound = std::numeric_limits<timestamp_t>::min();  // before any stamp
 
 class QutagDecoder final : public RecordDecoder {
  public:
@@ -32,29 +34,50 @@ class QutagDecoder final : public RecordDecoder {
   std::size_t recordBytes() const override { return kRecordBytes; }
   timestamp_t futureBound() const override { return bound_; }
 
-  void decode(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
-              timestamp_t floor, std::vector<Tag>& out) override {
+  // Each stamp is compared with the one before, which starts at what the earlier records
+  // allow: one comparison in order, the exact checks and the sort at the end only for the
+  // stamps out of order.
+  Tag* decode(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
+              timestamp_t floor, Tag* out) override {
+    // Over locals: a tag stored through `out` could alias a member, which the compiler would
+    // then load again after every store.
+    timestamp_t latest = latest_;
+    timestamp_t last = std::max(floor, bound_);
+    bool unordered = false;
+    const channel_t first_input = channels_.first_input;
+    Tag* const begin = out;
     for (std::size_t i = 0; i < count; ++i) {
       const std::uint8_t* record = records + i * kRecordBytes;
-      const std::uint64_t index = first_index + i;
       std::uint64_t stamp;
       std::uint16_t raw_channel;
       std::memcpy(&stamp, record, 8);  // little-endian files on a little-endian host
       std::memcpy(&raw_channel, record + 8, 2);
-      if (stamp > static_cast<std::uint64_t>(std::numeric_limits<timestamp_t>::max())) {
-        throw DataError(
-            fmt::format("record {}: timestamp {} ps is invalid (valid: below 2^63)", index, stamp));
+      // A block ends one past its last tag: 2^63 - 1 ps itself is out of reach.
+      if (stamp >= kStampLimit) [[unlikely]] {
+        throw DataError(fmt::format("record {}: timestamp {} ps is invalid (valid: below 2^63 - 1)",
+                                    first_index + i, stamp));
       }
       const auto time = static_cast<timestamp_t>(stamp);
-      // The bound promised that no later record is earlier; what was handed out is below it.
-      const timestamp_t earliest = std::max(floor, bound_);
-      if (time < earliest) throwDisorder(index, time, earliest);
-      out.push_back(makeTimeTag(channelOf(raw_channel, index), time));
-      if (time > latest_) {
-        latest_ = time;
-        bound_ = latest_ - window_;  // stamps are >= 0: no underflow
+      if (time < last) [[unlikely]] {
+        // The bound promised that no later record is earlier; what was handed out is below it.
+        const timestamp_t bound = i > 0 || bound_ != kNoBound ? latest - window_ : kNoBound;
+        const timestamp_t earliest = std::max(floor, bound);
+        if (time < earliest) throwDisorder(first_index + i, time, earliest);
+        unordered = true;
       }
+      storeTimeTag(out++,
+                   timeTagHead(raw_channel <= kLastInput ? first_input + raw_channel
+                                                         : channelOf(raw_channel, first_index + i)),
+                   time);
+      last = time;
+      latest = std::max(latest, time);  // stamps are >= 0 and latest_ starts at 0
     }
+    if (count > 0) {
+      latest_ = latest;
+      bound_ = latest - window_;
+    }
+    if (unordered) sortRun(begin, out);
+    return out;
   }
 
  private:
@@ -74,8 +97,8 @@ class QutagDecoder final : public RecordDecoder {
 
   VendorChannelMap channels_;
   timestamp_t window_;
-  timestamp_t latest_ = std::numeric_limits<timestamp_t>::min();
-  timestamp_t bound_ = std::numeric_limits<timestamp_t>::min();
+  timestamp_t latest_ = 0;  // the latest stamp so far (none: 0, as good as any for the bound)
+  timestamp_t bound_ = kNoBound;
 };
 
 }  // namespace

@@ -2,9 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
+
+void RecordDecoder::sortRun(Tag* begin, Tag* end) {
+  std::stable_sort(begin, end, [](const Tag& a, const Tag& b) { return a.time < b.time; });
+}
 
 void RecordDecoder::throwDisorder(std::uint64_t index, timestamp_t time, timestamp_t floor) {
   throw DataError(fmt::format(

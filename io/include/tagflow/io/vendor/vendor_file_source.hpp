@@ -1,8 +1,10 @@
 // VendorFileSource: a vendor's time-tag file (PicoQuant, Becker & Hickl, quTAG) read as a
 // stream, in bounded memory whatever the file's size. Records are read a chunk at a time
-// (pread, 64-bit offsets), decoded by the format's RecordDecoder, put in time order up to the
-// decoder's futureBound() and handed out in blocks of at most block_size tags. The stream
-// begins at 0 (the acquisition's start) and ends after the last tag (headers state the
+// (pread, 64-bit offsets) and decoded by the format's RecordDecoder straight into the block
+// being filled, a run of records at a time, until more than block_size tags lie before the
+// decoder's futureBound(); those are put in time order (only when they are not already) and
+// handed out, at most block_size tags a block, and the rest carried to the next block. The
+// stream begins at 0 (the acquisition's start) and ends after the last tag (headers state the
 // acquisition time asked for, not the time recorded).
 //
 // The header's record count is not trusted: the records are what the file holds. A trailing
@@ -46,24 +48,29 @@ class VendorFileSource : public Source {
   VendorFileSource& operator=(const VendorFileSource&) = delete;
 
   bool next(BlockBuffer& out) override;
-  std::size_t maxBlockTags() const override { return block_size_; }
+  // A block's tags, and room to decode a run of records past them.
+  std::size_t maxBlockTags() const override;
   std::string describe() const override;
 
   const VendorFile& file() const { return file_; }
 
  private:
-  // Decodes the next chunk of records into pending_; false once every record was decoded.
-  bool decodeChunk();
+  // Decodes up to `records` records into `tags` from `filled` on, reading the next chunk of the
+  // file when the last one is used up, and keeps tags[0, filled) in time order; returns the new
+  // `filled`.
+  std::size_t decodeRun(std::vector<Tag>& tags, std::size_t filled, std::size_t records);
 
   VendorFile file_;
   std::size_t block_size_;
+  std::size_t record_bytes_;
   int fd_ = -1;
-  std::uint64_t next_record_ = 0;
-  std::vector<std::uint8_t> chunk_;
-  std::vector<Tag> pending_;  // decoded, in time order from position_ on
-  std::size_t position_ = 0;
+  std::vector<std::uint8_t> chunk_;   // records read from the file
+  std::size_t chunk_records_ = 0;     // how many chunk_ holds
+  std::size_t chunk_decoded_ = 0;     // how many of them were decoded
+  std::uint64_t next_record_ = 0;     // the file's first record not decoded yet
+  std::uint64_t decoded_tags_ = 0;    // what the records decoded so far gave
+  std::vector<Tag> carried_;          // decoded and in order, not handed out yet
   timestamp_t handed_out_until_ = 0;  // the end of the last block
-  bool started_ = false;
   bool ended_ = false;
 };
 
