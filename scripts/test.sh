@@ -37,5 +37,5 @@ sanitized asan address x86-64-v3 '-L core|measurements' "${unit_tests[@]}"
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   sanitized tsan thread x86-64-v3 '-L core -LE graph' tagflow_core_tests
 
-echo "== libFuzzer: the tag file reader and the UDP decoder, ${FUZZ_SECONDS:-30} s each"
+echo "== libFuzzer: every fuzz target (tag files, UDP decoder, vendor readers), ${FUZZ_SECONDS:-30} s each"
 bash "$root/scripts/fuzz.sh" "${FUZZ_SECONDS:-30}"
