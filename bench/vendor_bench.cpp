@@ -170,15 +170,15 @@ std::vector<std::uint32_t> picoHarpT2Records(std::span<const Tag> tags) {
   return words;
 }
 
-// PicoHarp T3: a 100 ns sync period, 32 ps dtime units, channel k the record's channel k.
+// PicoHarp T3: an 80 MHz sync (12.5 ns), 4 ps dtime units, channel k the record's channel k.
 std::vector<std::uint32_t> picoHarpT3Records(std::span<const Tag> tags) {
   std::vector<std::uint32_t> words;
   words.reserve(tags.size() + tags.size() / 4096 + 16);
   std::uint64_t wraps = 0;
   for (const Tag& tag : tags) {
     const auto t = static_cast<std::uint64_t>(tag.time);
-    const std::uint64_t nsync = t / 100'000;
-    const auto dtime = static_cast<std::uint32_t>(t % 100'000 / 32);
+    const std::uint64_t nsync = t / 12'500;
+    const auto dtime = static_cast<std::uint32_t>(t % 12'500 / 4);
     for (; (nsync >> 16) > wraps; ++wraps) words.push_back(0xFu << 28);
     words.push_back((static_cast<std::uint32_t>(tag.channel) << 28) | (dtime << 16) |
                     static_cast<std::uint32_t>(nsync & 0xFFFF));
@@ -302,10 +302,10 @@ std::vector<Format> formats() {
          const auto words = picoHarpT2Records(tags);
          writeFile(path, ptuHeader(0x00010203, 4e-12, 4e-12, words.size()), bytesOf(words));
        }},
-      {"PTU PicoHarp T3", "0x00010303, sync period 100 ns, 32 ps dtime units", "ph_t3.ptu",
+      {"PTU PicoHarp T3", "0x00010303, 80 MHz sync (12.5 ns), 4 ps dtime units", "ph_t3.ptu",
        [](std::span<const Tag> tags, const std::string& path) {
          const auto words = picoHarpT3Records(tags);
-         writeFile(path, ptuHeader(0x00010303, 1e-7, 32e-12, words.size()), bytesOf(words));
+         writeFile(path, ptuHeader(0x00010303, 12.5e-9, 4e-12, words.size()), bytesOf(words));
        }},
       {"legacy .ht3", "HydraHarp format 1.0, SyncRate 80 MHz, 8 ps dtime units", "legacy.ht3",
        [](std::span<const Tag> tags, const std::string& path) {

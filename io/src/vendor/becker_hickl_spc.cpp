@@ -120,6 +120,8 @@ struct SpcRecord {
 // 80-bit floating point, whose sum of two rounded products could round twice.
 class FixedUnit {
  public:
+  __extension__ using Wide = unsigned __int128;
+
   // From 1 ps on the 80-bit value's 64 significant bits fit exactly; below, what is cut is
   // under 2^-64 ps.
   explicit FixedUnit(long double ps)
@@ -134,21 +136,18 @@ class FixedUnit {
         fraction_(static_cast<std::uint64_t>(
             ((static_cast<Wide>(numerator % denominator) << 64) + denominator - 1) / denominator)) {
   }
-  // count * unit: whole picoseconds and the fraction of one as 64 bits.
-  void times(std::uint64_t count, std::uint64_t& ps, std::uint64_t& fraction) const {
-    const Wide low = static_cast<Wide>(count) * fraction_;
-    ps = count * integer_ + static_cast<std::uint64_t>(low >> 64);
-    fraction = static_cast<std::uint64_t>(low);
+  // count * unit exactly, in units of 2^-64 ps.
+  Wide times(std::uint64_t count) const {
+    return static_cast<Wide>(count) * fraction_ + (static_cast<Wide>(count * integer_) << 64);
   }
-  timestamp_t rounded(std::uint64_t count) const {
-    std::uint64_t ps, fraction;
-    times(count, ps, fraction);
-    return static_cast<timestamp_t>(ps + (fraction >> 63));
+  // An exact time in picoseconds, halves up: only the high half of the sum is kept, which the
+  // compiler leaves in registers (taking both halves apart made it go through memory).
+  static timestamp_t rounded(Wide exact) {
+    return static_cast<timestamp_t>((exact + (Wide{1} << 63)) >> 64);
   }
+  timestamp_t timeOf(std::uint64_t count) const { return rounded(times(count)); }
 
  private:
-  __extension__ using Wide = unsigned __int128;
-
   std::uint64_t integer_;
   std::uint64_t fraction_;
 };
@@ -185,12 +184,16 @@ class SpcDecoder final : public RecordDecoder {
         clock_(clock_ps_),
         micro_(timing.micro) {
     // With a clock of whole picoseconds a photon's time is its macrotime's plus its
-    // microtime's, rounded alone: one look-up per ADC code.
-    const bool table = clock_ps_ == std::floor(clock_ps_);
+    // microtime's, rounded alone: one look-up per ADC code, in a table of 32-bit entries (16
+    // KiB for 4096 codes, which stays in the first-level cache beside the records) where the
+    // largest microtime fits them, as any TAC range below 4 ms does.
+    const bool table = clock_ps_ == std::floor(clock_ps_) &&
+                       (micro_ps_ == 0 || micro_.timeOf(layout_.codes - 1) <= 0xFFFFFFFF);
     if (table) {
       micro_times_.resize(layout_.codes);
       for (std::uint32_t adc = 0; adc < layout_.codes; ++adc) {
-        micro_times_[adc] = micro_ps_ == 0 ? 0 : micro_.rounded(layout_.codes - 1 - adc);
+        micro_times_[adc] =
+            static_cast<std::uint32_t>(micro_ps_ == 0 ? 0 : micro_.timeOf(layout_.codes - 1 - adc));
       }
     }
     switch (layout_.layout) {
@@ -240,7 +243,7 @@ class SpcDecoder final : public RecordDecoder {
     const std::int64_t whole_clock = whole_clock_;
     const FixedUnit clock = clock_;
     const FixedUnit micro_unit = micro_;
-    const timestamp_t* const micro_times = micro_times_.data();
+    const std::uint32_t* const micro_times = micro_times_.data();
     const std::uint64_t sync_head = timeTagHead(channels_.sync);
     const channel_t first_input = channels_.first_input;
     std::uint64_t overflow = overflow_;
@@ -248,6 +251,7 @@ class SpcDecoder final : public RecordDecoder {
     std::uint64_t last_sync = last_sync_;
     timestamp_t bound = bound_;
     timestamp_t last = last_;
+    bool gap_pending = gap_pending_;
     for (std::size_t i = 0; i < count; ++i) {
       const std::uint8_t* bytes = records + i * kBytes;
       std::uint32_t macrotime;
@@ -278,7 +282,7 @@ class SpcDecoder final : public RecordDecoder {
         }
       }
       // A gap flagged on an invalid record is marked at the next record with a time.
-      if (!plain || gap_pending_) [[unlikely]] {
+      if (!plain || gap_pending) [[unlikely]] {
         overflow_ = overflow;
         last_macro_ = last_macro;
         last_sync_ = last_sync;
@@ -290,6 +294,7 @@ class SpcDecoder final : public RecordDecoder {
         last_sync = last_sync_;
         bound = bound_;
         last = last_;
+        gap_pending = gap_pending_;
         continue;
       }
       const std::uint64_t macro = overflow + macrotime;
@@ -303,15 +308,10 @@ class SpcDecoder final : public RecordDecoder {
         photon = start + micro_times[adc];
       } else {
         start =
-            whole_clock != 0 ? static_cast<timestamp_t>(macro) * whole_clock : clock.rounded(macro);
+            whole_clock != 0 ? static_cast<timestamp_t>(macro) * whole_clock : clock.timeOf(macro);
         photon = start;
         if (micro_known) {
-          std::uint64_t macro_ps, macro_fraction, micro_ps, micro_fraction;
-          clock.times(macro, macro_ps, macro_fraction);
-          micro_unit.times(kLastCode - adc, micro_ps, micro_fraction);
-          const std::uint64_t fraction = macro_fraction + micro_fraction;
-          photon = static_cast<timestamp_t>(macro_ps + micro_ps + (fraction < macro_fraction) +
-                                            (fraction >> 63));
+          photon = FixedUnit::rounded(clock.times(macro) + micro_unit.times(kLastCode - adc));
         }
       }
       if (start < bound) [[unlikely]] {
@@ -475,17 +475,12 @@ class SpcDecoder final : public RecordDecoder {
   // For macrotimes up to max_macro_.
   timestamp_t macroTime(std::uint64_t macro) const {
     if (whole_clock_ != 0) return static_cast<timestamp_t>(macro) * whole_clock_;
-    return clock_.rounded(macro);
+    return clock_.timeOf(macro);
   }
 
   timestamp_t photonTime(std::uint64_t macro, std::uint32_t micro) const {
     if (micro_ps_ == 0) return macroTime(macro);
-    std::uint64_t macro_ps, macro_fraction, micro_ps, micro_fraction;
-    clock_.times(macro, macro_ps, macro_fraction);
-    micro_.times(micro, micro_ps, micro_fraction);
-    const std::uint64_t fraction = macro_fraction + micro_fraction;
-    return static_cast<timestamp_t>(macro_ps + micro_ps + (fraction < macro_fraction) +
-                                    (fraction >> 63));
+    return FixedUnit::rounded(clock_.times(macro) + micro_.times(micro));
   }
 
   Tag* emit(const Tag& tag, std::uint64_t index, timestamp_t floor, Tag* out) {
@@ -507,7 +502,7 @@ class SpcDecoder final : public RecordDecoder {
   std::uint64_t max_macro_;
   FixedUnit clock_;
   FixedUnit micro_;
-  std::vector<timestamp_t> micro_times_;  // by ADC code, when the clock is whole
+  std::vector<std::uint32_t> micro_times_;  // by ADC code, when the clock is whole
   Run run_ = nullptr;
   std::uint64_t overflow_ = 0;  // in macrotime periods
   std::uint64_t last_macro_ = 0;

@@ -83,21 +83,33 @@ class UnitScale {
   std::uint64_t whole() const { return fraction_ == 0 ? integer_ : 0; }  // 0 when not whole
   std::uint64_t maxCount() const { return max_count_; }
 
-  // count * unit exactly: whole picoseconds and the fraction of one as 64 bits.
-  struct Exact {
-    std::uint64_t ps;
-    std::uint64_t fraction;
-  };
-  Exact exactly(std::uint64_t count) const {
-    __extension__ using Wide = unsigned __int128;
-    const Wide fraction = static_cast<Wide>(count) * fraction_;
-    return {count * integer_ + static_cast<std::uint64_t>(fraction >> 64),
-            static_cast<std::uint64_t>(fraction)};
+  // count * unit exactly, in units of 2^-64 ps (below 2^126 for counts up to maxCount()).
+  __extension__ using Wide = unsigned __int128;
+  Wide exactly(std::uint64_t count) const {
+    return static_cast<Wide>(count) * fraction_ + (static_cast<Wide>(count * integer_) << 64);
   }
-  // For counts up to maxCount().
+  // An exact time in picoseconds, halves up: only the high half of the sum is kept, which the
+  // compiler leaves in registers (taking both halves apart made it go through memory).
+  static timestamp_t rounded(Wide exact) {
+    return static_cast<timestamp_t>((exact + (Wide{1} << 63)) >> 64);
+  }
+  // The same for one product, counts up to maxCount(): the high half of count * fraction,
+  // plus one when its low half is half a picosecond or more. With BMI2 (x86-64-v3) one mulx
+  // leaves both halves in registers; the compiler's 128-bit product (and its _mulx_u64, made
+  // of one) took them apart through memory, in every photon's chain of dependent steps.
   timestamp_t operator()(std::uint64_t count) const {
-    const Exact value = exactly(count);
-    return static_cast<timestamp_t>(value.ps + (value.fraction >> 63));
+#if defined(__x86_64__) && defined(__BMI2__)
+    std::uint64_t high;
+    std::uint64_t low;
+    asm("mulx %[fraction], %[low], %[high]"
+        : [low] "=r"(low), [high] "=r"(high)
+        : [count] "d"(count), [fraction] "rm"(fraction_));
+#else
+    const Wide product = static_cast<Wide>(count) * fraction_;
+    const auto high = static_cast<std::uint64_t>(product >> 64);
+    const auto low = static_cast<std::uint64_t>(product);
+#endif
+    return static_cast<timestamp_t>(count * integer_ + high + (low >> 63));
   }
 
  private:
@@ -344,12 +356,9 @@ class PicoQuantDecoder final : public RecordDecoder {
         sync_time = sync_scale(nsync);
         time = sync_time + static_cast<timestamp_t>(dtime * unit);
       } else {
-        const UnitScale::Exact sync = sync_scale.exactly(nsync);
-        const UnitScale::Exact delay = dtime_scale.exactly(dtime);
-        const std::uint64_t fraction = sync.fraction + delay.fraction;
-        const std::uint64_t carry = fraction < sync.fraction ? 1 : 0;
-        sync_time = static_cast<timestamp_t>(sync.ps + (sync.fraction >> 63));
-        time = static_cast<timestamp_t>(sync.ps + delay.ps + carry + (fraction >> 63));
+        const UnitScale::Wide sync = sync_scale.exactly(nsync);
+        sync_time = UnitScale::rounded(sync);
+        time = UnitScale::rounded(sync + dtime_scale.exactly(dtime));
       }
       // The sync tag is stored for every photon and kept for its sync period's first.
       timestamp_t first = time;

@@ -97,7 +97,7 @@ class QutagDecoder final : public RecordDecoder {
 
   VendorChannelMap channels_;
   timestamp_t window_;
-  timestamp_t latest_ = 0;  // the latest stamp so far (none: 0, as good as any for the bound)
+  timestamp_t latest_ = 0;  // the latest stamp so far; 0, which none is below, before the first
   timestamp_t bound_ = kNoBound;
 };
 

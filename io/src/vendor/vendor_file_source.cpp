@@ -15,9 +15,9 @@ namespace tagflow {
 
 namespace {
 
+constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+// The most decoded tags that may wait for the decoder's bound to pass them (see next()).
 constexpr std::size_t kMostWaitingTags = std::size_t{1} << 24;
-
-constexpr std::size_t kChunkBytes = std::size_t{1024} << 10;
 // The fewest records a run decodes: fewer would spend more on the run than on its records.
 constexpr std::size_t kMinRun = 64;
 

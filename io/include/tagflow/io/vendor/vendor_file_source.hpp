@@ -1,11 +1,11 @@
 // VendorFileSource: a vendor's time-tag file (PicoQuant, Becker & Hickl, quTAG) read as a
 // stream, in bounded memory whatever the file's size. Records are read a chunk at a time
 // (pread, 64-bit offsets) and decoded by the format's RecordDecoder straight into the block
-// being filled, a run of records at a time, until more than block_size tags lie before the
-// decoder's futureBound(); those are put in time order (only when they are not already) and
-// handed out, at most block_size tags a block, and the rest carried to the next block. The
-// stream begins at 0 (the acquisition's start) and ends after the last tag (headers state the
-// acquisition time asked for, not the time recorded).
+// being filled, a run of records at a time (each run in time order, merged with the tags before
+// it only where it reaches back among them), until more than block_size tags lie before the
+// decoder's futureBound(); those are handed out, at most block_size tags a block, and the rest
+// carried to the next block. The stream begins at 0 (the acquisition's start) and ends after
+// the last tag (headers state the acquisition time asked for, not the time recorded).
 //
 // The header's record count is not trusted: the records are what the file holds. A trailing
 // partial record is an error, raised after every complete record was handed out, naming the
