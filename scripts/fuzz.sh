@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (build-fuzz/) and runs each for a bounded time
-# (FUZZ_SECONDS, default 60) from its seed corpus in fuzz/corpus/<name>/ when there is one.
-# Any crash, leak or sanitizer report fails the script. Usage: scripts/fuzz.sh [seconds]
+# (FUZZ_SECONDS, default 60) from its seed corpus in fuzz/corpus/<name>/ when there is one,
+# with the dictionary fuzz/<name>.dict when there is one.
+# Any crash, leak or sanitizer report fails the script.
+# Usage: scripts/fuzz.sh [seconds [target...]] (default: every fuzz_* target)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-${FUZZ_SECONDS:-60}}"
@@ -14,6 +16,15 @@ if [ ${#fuzzers[@]} -eq 0 ]; then
   echo "no fuzz targets defined" >&2
   exit 1
 fi
+if [ $# -gt 1 ]; then
+  for wanted in "${@:2}"; do
+    if ! printf '%s\n' "${fuzzers[@]}" | grep -qx -- "$wanted"; then
+      echo "unknown fuzz target '$wanted' (valid: ${fuzzers[*]})" >&2
+      exit 1
+    fi
+  done
+  fuzzers=("${@:2}")
+fi
 cmake --build "$build" -j "${TAGFLOW_JOBS:-2}" --target "${fuzzers[@]}"
 for fuzzer in "${fuzzers[@]}"; do
   echo "== $fuzzer: ${seconds} s"
@@ -21,6 +32,8 @@ for fuzzer in "${fuzzers[@]}"; do
   mkdir -p "$corpus"
   seeds=()
   [ -d "$root/fuzz/corpus/$fuzzer" ] && seeds=("$root/fuzz/corpus/$fuzzer")
+  dictionary=()
+  [ -f "$root/fuzz/$fuzzer.dict" ] && dictionary=("-dict=$root/fuzz/$fuzzer.dict")
   "$build/fuzz/$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 \
-    "$corpus" "${seeds[@]}" 2>&1 | tail -n 12
+    "${dictionary[@]}" "$corpus" "${seeds[@]}" 2>&1 | tail -n 12
 done

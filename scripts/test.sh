@@ -4,7 +4,7 @@
 # (the installed package used from a project of its own among them), then rebuild the core,
 # graph, measurement and channel tests for a baseline x86-64 processor (the portable fallbacks
 # of the AVX2 fast paths) and under AddressSanitizer+UBSan, and the core tests under
-# ThreadSanitizer, and run them, and last runs each libFuzzer target for a bounded time
+# ThreadSanitizer with the UDP link's threads, and run them, and last runs each libFuzzer target for a bounded time
 # (FUZZ_SECONDS, default 30). Under TSan the tests that run a flow graph are left out: Debian's oneTBB is not
 # built with TSan, so the hand-offs it orders between tasks look like races to TSan (see
 # docs/testing.md). Build folders: build/, build-asan/, build-tsan/.
@@ -35,7 +35,7 @@ unit_tests=(tagflow_core_tests tagflow_measurement_tests tagflow_histogram_tests
 sanitized baseline "" x86-64 '-L core|measurements' "${unit_tests[@]}"
 sanitized asan address x86-64-v3 '-L core|measurements' "${unit_tests[@]}"
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-  sanitized tsan thread x86-64-v3 '-L core -LE graph' tagflow_core_tests
+  sanitized tsan thread x86-64-v3 "-L core|udp -LE graph|netns" tagflow_core_tests tagflow_udp_tests
 
 echo "== libFuzzer: every fuzz target (tag files, UDP decoder, vendor readers), ${FUZZ_SECONDS:-30} s each"
 bash "$root/scripts/fuzz.sh" "${FUZZ_SECONDS:-30}"

@@ -1,5 +1,6 @@
 // The `tagflow` subcommands. Each returns the process exit code: 0 on success, 1 when the
-// run failed (I/O, bad data), 2 when the configuration or arguments were invalid.
+// run failed (I/O, bad data), 2 when the configuration or arguments were invalid, 3 when the
+// input file ended in a damaged tail (everything before it was written: damaged_tail.hpp).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,8 @@ struct RunOptions {
 
 int runCommand(const RunOptions& options);
 
-// Writes the configured source's stream (up to [run] duration_ps) to a raw tag file.
+// Writes the configured source's stream (up to [run] duration_ps) to a tag file set (.tags)
+// or a raw tag file (any other name).
 int recordCommand(const std::string& config_path, const std::string& output);
 
 struct ConvertOptions {
@@ -60,7 +62,8 @@ int plotCommand(const PlotOptions& options);
 
 struct StreamSendOptions {
   std::string config_path;
-  std::string to;  // ADDRESS:PORT
+  std::string to;    // ADDRESS:PORT
+  std::string from;  // ADDRESS:PORT to send from; empty: any
   int mtu = 9000;
   std::optional<double> rate;  // tags per second; none: as fast as possible
   int cpu = -1;

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "damaged_tail.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/hdf5/photon_hdf5.hpp"
 #include "tagflow/io/sources/raw_file.hpp"
@@ -92,28 +93,30 @@ std::uint64_t writePtu(Source& source, const std::string& path, const std::strin
 int convertCommand(const ConvertOptions& options) {
   const std::string from = formatOf(options.from, options.input, true);
   const std::string to = formatOf(options.to, options.output, false);
-  std::unique_ptr<Source> source = openInput(from, options.input);
-  std::string configuration = "converted from " + options.input + " (" + source->describe() +
-                              vendorProvenance(*source) + ")";
+  const std::unique_ptr<Source> input = openInput(from, options.input);
+  std::string configuration =
+      "converted from " + options.input + " (" + input->describe() + vendorProvenance(*input) + ")";
   std::vector<channel_t> channels;
-  if (const auto* reader = dynamic_cast<const FileReader*>(source.get())) {
+  if (const auto* reader = dynamic_cast<const FileReader*>(input.get())) {
     configuration = reader->getConfiguration();
     channels = reader->getChannelList();
   }
+  // A damaged tail ends the input: the output is finished with everything before it.
+  DamagedTailGuard source(*input);
 
   std::uint64_t tags = 0;
   std::uint64_t bytes = 0;
   if (to == "h5") {
-    tags = writePhotonHdf5(*source, options.output,
+    tags = writePhotonHdf5(source, options.output,
                            PhotonHdf5Export{options.description, options.input, configuration});
     bytes = std::filesystem::file_size(options.output);
   } else if (to == "ptu") {
-    tags = writePtu(*source, options.output, configuration);
+    tags = writePtu(source, options.output, configuration);
     bytes = std::filesystem::file_size(options.output);
   } else if (to == "raw") {
     RawFileWriter writer(options.output);
     BlockBuffer block;
-    while (source->next(block)) {
+    while (source.next(block)) {
       writer.write(block.tags);
       tags += block.tags.size();
     }
@@ -130,7 +133,7 @@ int convertCommand(const ConvertOptions& options) {
     BlockPacker packer(file_options.compression);
     EncodedBlock encoded;
     BlockBuffer block;
-    while (source->next(block)) {
+    while (source.next(block)) {
       packer.pack(block.tags, block.begin_time, block.end_time, encoded);
       writer.write(encoded);
     }
@@ -140,9 +143,10 @@ int convertCommand(const ConvertOptions& options) {
   }
   if (!options.quiet) {
     std::cout << "converted " << tags << " tags from " << options.input << " (" << from << ") to "
-              << options.output << " (" << to << "), " << bytes << " bytes\n";
+              << options.output << " (" << to << "), " << bytes << " bytes"
+              << (source.damage().empty() ? "" : " (up to the input's damaged tail)") << "\n";
   }
-  return 0;
+  return source.report(options.output);
 }
 
 }  // namespace tagflow::cli

@@ -2,8 +2,9 @@
 // h5py and matplotlib), which this command runs as a child process and whose exit status it
 // returns. The script is TAGFLOW_PLOT_SCRIPT from the environment when set, else the copy in
 // the source tree this program was built from, else the installed copy
-// (<prefix>/share/tagflow/tagflow_plot.py beside <prefix>/bin/tagflow); the interpreter is Debian's /usr/bin/python3
-// (the one with python3-h5py and python3-matplotlib) when present, else python3 on PATH.
+// (<prefix>/share/tagflow/tagflow_plot.py beside <prefix>/bin/tagflow); the interpreter is Debian's
+// /usr/bin/python3 (the one with python3-h5py and python3-matplotlib) when present, else python3 on
+// PATH.
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "damaged_tail.hpp"
 #include "error_context.hpp"
 #include "graph_builder.hpp"
 #include "interrupts.hpp"
@@ -82,7 +83,9 @@ int runCommand(const RunOptions& options) {
   const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
   if (show_progress) graph_options.progress = printProgress;
 
-  MeasurementGraph graph(*source, graph_options);
+  // A damaged tail of a file ends the stream: the results cover everything before it.
+  DamagedTailGuard guarded(*source);
+  MeasurementGraph graph(guarded, graph_options);
   const BuiltGraph nodes = buildGraph(config, graph);
   const auto& measurements = nodes.measurements;
   checkOutputWritable(config.output);
@@ -112,6 +115,7 @@ int runCommand(const RunOptions& options) {
   const Parameters source_statistics = sourceStatistics(*source);
   RunInfo info{source->describe(), config.text, source_statistics};
   info.interrupted = interrupts.interrupted();
+  info.damaged_tail = guarded.damage();
   writeResultsHdf5(config.output, collect(), profile, info);
   if (!options.trace_path.empty()) writeChromeTrace(options.trace_path, profile);
 
@@ -131,7 +135,8 @@ int runCommand(const RunOptions& options) {
               << "\n";
     if (!options.trace_path.empty()) std::cout << "trace written to " << options.trace_path << "\n";
   }
-  return interrupts.exitCode();
+  const int damaged = guarded.report(config.output);
+  return interrupts.interrupted() ? interrupts.exitCode() : damaged;
 }
 
 std::string kindsHelp() {

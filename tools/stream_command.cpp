@@ -24,6 +24,7 @@ int streamSendCommand(const StreamSendOptions& options) {
   UdpSenderConfig sender_config;
   sender_config.address = destination.address;
   sender_config.port = destination.port;
+  sender_config.local = options.from;
   sender_config.mtu = options.mtu;
   if (options.rate) sender_config.rate = *options.rate;
   sender_config.cpu = options.cpu;
@@ -59,6 +60,11 @@ int streamSendCommand(const StreamSendOptions& options) {
     if (stats.refused > 0) std::cout << "; refused (nobody listening): " << stats.refused;
     if (interrupts.interrupted()) std::cout << " (interrupted)";
     std::cout << "\n";
+  }
+  for (const std::uint32_t sequence : stats.drops_not_reached) {
+    std::cerr << "warning: --drop " << sequence << " was not applied: the stream had "
+              << stats.datagrams_numbered << " datagrams (sequence numbers 0.."
+              << stats.datagrams_numbered - 1 << ")\n";
   }
   return interrupts.exitCode();
 }

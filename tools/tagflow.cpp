@@ -1,6 +1,6 @@
 // tagflow: the command-line front end. `tagflow run CONFIG.toml` builds a measurement graph
 // from a configuration, runs it with live progress, prints the profile and writes HDF5;
-// `tagflow record CONFIG.toml OUT.raw` writes a source's stream to a raw tag file;
+// `tagflow record CONFIG.toml OUT` writes a source's stream to a tag file or a raw tag file;
 // `tagflow convert IN OUT` converts between raw tag files, tag files and Photon-HDF5, and
 // from other vendors' files; `tagflow info FILE` shows a vendor file's header;
 // `tagflow plot RESULTS.h5` draws the figures of a results file; `tagflow stream send` sends
@@ -30,10 +30,12 @@ int main(int argc, char** argv) {
   run->footer(cli::kindsHelp());
 
   std::string record_config, record_output;
-  auto* record = app.add_subcommand("record", "write a source's stream to a raw tag file");
+  auto* record =
+      app.add_subcommand("record", "write a source's stream to a tag file (.tags) or raw tag file");
   record->add_option("config", record_config, "configuration file (TOML); its [source] is read")
       ->required();
-  record->add_option("output", record_output, "raw tag file to write")->required();
+  record->add_option("output", record_output, "file to write: OUT.tags a tag file, else raw tags")
+      ->required();
 
   cli::ConvertOptions convert_options;
   auto* convert = app.add_subcommand(
@@ -86,6 +88,8 @@ int main(int argc, char** argv) {
   auto* send = stream->add_subcommand("send", "send a configuration's [source] to ADDRESS:PORT");
   send->add_option("config", send_options.config_path, "configuration file (TOML)")->required();
   send->add_option("--to", send_options.to, "receiver, IPV4_ADDRESS:PORT")->required();
+  send->add_option("--from", send_options.from,
+                   "send from this IPV4_ADDRESS:PORT (what a receiver's `sender` names)");
   send->add_option("--mtu", send_options.mtu, "MTU of the link, 576..9500 (default 9000)");
   send->add_option("--rate", send_options.rate, "tags per second (default: as fast as possible)");
   send->add_option("--cpu", send_options.cpu, "pin the sending thread to this CPU");

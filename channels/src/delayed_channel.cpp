@@ -1,6 +1,7 @@
 #include "tagflow/channels/delayed_channel.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "fast_path/inline_writer.hpp"
 #include "tagflow/core/error.hpp"
@@ -8,6 +9,13 @@
 namespace tagflow {
 
 using namespace fast_path;
+
+namespace {
+
+// Longest delay, 2^62 ps (about 53 days): a delayed time stays within timestamp_t.
+constexpr timestamp_t kMaxDelay = timestamp_t{1} << 62;
+
+}  // namespace
 
 const ParameterSchema& DelayedChannel::schema() {
   static const ParameterSchema schema(
@@ -25,6 +33,11 @@ DelayedChannel::DelayedChannel(std::string name, channel_t input, timestamp_t de
       delay_(delay) {
   if (input == CHANNEL_UNUSED) {
     throw InvalidArgument("DelayedChannel '" + this->name() + "': input_channel is unused");
+  }
+  if (delay > kMaxDelay) {
+    throw InvalidArgument("DelayedChannel '" + this->name() + "': delay " + std::to_string(delay) +
+                          " ps is too long (valid: 0.." + std::to_string(kMaxDelay) +
+                          ", about 53 days)");
   }
 }
 

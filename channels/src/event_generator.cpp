@@ -1,6 +1,7 @@
 #include "tagflow/channels/event_generator.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "fast_path/inline_writer.hpp"
 #include "tagflow/core/error.hpp"
@@ -8,6 +9,16 @@
 namespace tagflow {
 
 using namespace fast_path;
+
+namespace {
+
+// Longest pattern offset, 2^62 ps (about 53 days): a pattern time stays within timestamp_t.
+constexpr timestamp_t kMaxOffset = timestamp_t{1} << 62;
+// Most pattern tags the general path may hold for one block, owed and emitted (256 MiB): a
+// long pattern times many triggers is refused instead of exhausting memory.
+constexpr std::size_t kMaxPendingTags = std::size_t{1} << 24;
+
+}  // namespace
 
 const ParameterSchema& EventGenerator::schema() {
   static const ParameterSchema schema(
@@ -53,6 +64,11 @@ EventGenerator::EventGenerator(std::string name, channel_t trigger,
                           " is invalid (valid: 0.." + std::to_string(trigger_divider - 1) + ")");
   }
   std::sort(pattern_.begin(), pattern_.end());
+  if (pattern_.back() > kMaxOffset) {
+    throw InvalidArgument(label + ": pattern offset " + std::to_string(pattern_.back()) +
+                          " ps is too long (valid: 0.." + std::to_string(kMaxOffset) +
+                          ", about 53 days)");
+  }
 }
 
 std::vector<channel_t> EventGenerator::inputChannels() const {
@@ -75,6 +91,15 @@ void EventGenerator::consume(std::span<const Tag> time_tags, std::vector<Tag>& e
     if (tag.channel == trigger_) {
       if (phase_ == static_cast<std::uint64_t>(offset_)) {
         emitOwed(tag.time, emitted);
+        const std::size_t pending = emitted.size() + owed_.size() + pattern_.size();
+        if (pending > kMaxPendingTags) {
+          throw DataError("EventGenerator '" + name() + "': a pattern of " +
+                          std::to_string(pattern_.size()) + " tags at the trigger at " +
+                          std::to_string(tag.time) + " ps makes " + std::to_string(pending) +
+                          " pending in one block (valid: at most " +
+                          std::to_string(kMaxPendingTags) +
+                          "; give the source a smaller block_size, or use a shorter pattern)");
+        }
         startPattern(tag.time);
       }
       phase_ = phase_ + 1 == divider ? 0 : phase_ + 1;

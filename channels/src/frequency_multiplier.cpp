@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <limits>
+#include <string>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -15,6 +16,14 @@
 namespace tagflow {
 
 using namespace fast_path;
+
+namespace {
+
+// Most tags the general path may add to one block (256 MiB): every input adds `multiplier`,
+// so a dense block times a large multiplier is refused instead of exhausting memory.
+constexpr std::size_t kMaxAddedPerBlock = std::size_t{1} << 24;
+
+}  // namespace
 
 const ParameterSchema& FrequencyMultiplier::schema() {
   static const ParameterSchema schema(
@@ -45,6 +54,14 @@ void FrequencyMultiplier::consume(std::span<const Tag> time_tags, std::vector<Ta
     prefetchAhead(&tag);
     inputs_[count] = tag.time;
     count += tag.channel == input_ ? 1 : 0;
+  }
+  const std::size_t added = emitted.size() + count * static_cast<std::size_t>(multiplier_);
+  if (added > kMaxAddedPerBlock) {
+    throw DataError("FrequencyMultiplier '" + name() + "': " + std::to_string(count) +
+                    " inputs in one block times multiplier " + std::to_string(multiplier_) +
+                    " add " + std::to_string(added) + " tags (valid: at most " +
+                    std::to_string(kMaxAddedPerBlock) +
+                    " per block; give the source a smaller block_size)");
   }
   for (std::size_t i = 0; i < count; ++i) {
     emitOwed(inputs_[i], emitted);

@@ -232,6 +232,12 @@ MeasurementGraph::MeasurementGraph(Source& source, GraphOptions options)
                           " is invalid (valid: 0 for all cores, or >= 1)");
   }
   for (channel_t channel : source.channels()) {
+    if (channel == std::numeric_limits<channel_t>::max()) {
+      throw InvalidArgument("source channel " + std::to_string(channel) +
+                            " leaves no channel number above it for virtual channels (valid: "
+                            "source channels below " +
+                            std::to_string(channel) + ")");
+    }
     if (channel >= first_virtual_channel_) first_virtual_channel_ = channel + 1;
   }
   next_virtual_channel_ = first_virtual_channel_;

@@ -220,8 +220,8 @@ ParameterValue ParameterSpec::check(const ParameterValue& value, std::string_vie
             fmt::format("{}: key '{}': channel {} is out of range (valid: 32-bit signed integers)",
                         owner, key, *integer));
       }
-      // Integers above 2^53 lose nothing here: the bounds of integer keys are far below that,
-      // and a value beyond a bound stays beyond it when rounded.
+      // Integers above 2^53 are rounded here, so a value less than one rounding step above a
+      // bound passes: bounds that large (2^62 for times) sit far below 2^63, leaving room.
       checkNumber(static_cast<double>(*integer), owner, key, std::to_string(*integer));
       return value;
     }

@@ -36,6 +36,7 @@ const ParameterSchema& syntheticSchema() {
        ParameterSpec::integer("max_block_duration_ps")
            .unit("ps")
            .atLeast(1)
+           .atMost(0x1p62)
            .byDefault(SyntheticConfig{}.max_block_duration_ps)
            .help("most stream time per block"),
        ParameterSpec::integer("duration_ps")
@@ -45,6 +46,8 @@ const ParameterSchema& syntheticSchema() {
            .help("stream length (-1: endless)"),
        ParameterSpec::integer("start_time_ps")
            .unit("ps")
+           .atLeast(-0x1p62)  // +-2^62 ps: stream times stay within it (SyntheticConfig)
+           .atMost(0x1p62)
            .byDefault(std::int64_t{0})
            .help("time of the stream start")});
   return schema;
@@ -62,7 +65,7 @@ const ParameterSchema& poissonSchema() {
   static const ParameterSchema schema(
       "poisson", "[[source.channel]] kind = \"poisson\": events at random times",
       {channelKey(), channelKindKey("poisson"),
-       ParameterSpec::real("rate").unit("Hz").above(0).help("mean event rate")});
+       ParameterSpec::real("rate").unit("Hz").atLeast(1e-3).atMost(1e10).help("mean event rate")});
   return schema;
 }
 
@@ -70,7 +73,11 @@ const ParameterSchema& clockSchema() {
   static const ParameterSchema schema(
       "clock", "[[source.channel]] kind = \"clock\": a periodic signal with phase noise",
       {channelKey(), channelKindKey("clock"),
-       ParameterSpec::real("frequency").unit("Hz").above(0).help("clock frequency"),
+       ParameterSpec::real("frequency")
+           .unit("Hz")
+           .atLeast(1e-3)
+           .atMost(1e10)
+           .help("clock frequency"),
        ParameterSpec::real("jitter_ps")
            .unit("ps")
            .atLeast(0)

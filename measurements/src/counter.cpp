@@ -17,8 +17,11 @@ Parameters counterParameters(const std::vector<channel_t>& channels, timestamp_t
                     {"n_values", n_values}};
 }
 
-// Largest ring we accept: 2^28 values per channel (2 GiB of int64 for 1 channel).
+// Largest ring we accept: 2^28 values over all channels (2 GiB of int64).
 constexpr std::int64_t kMaxValues = std::int64_t{1} << 28;
+// Longest span of the kept bins, binwidth * n_values: 2^62 ps (about 53 days), so that a bin's
+// end (a stream time, within 2^62 ps, plus a bin) and the results' index fit in timestamp_t.
+constexpr timestamp_t kMaxSpan = timestamp_t{1} << 62;
 
 }  // namespace
 
@@ -35,7 +38,7 @@ const ParameterSchema& Counter::schema() {
            .atLeast(1)
            .atMost(kMaxValues)
            .byDefault(std::int64_t{1})
-           .help("number of bins kept per channel")});
+           .help("number of bins kept per channel (channels * n_values <= 268435456)")});
   return schema;
 }
 
@@ -45,6 +48,17 @@ Counter::Counter(std::string name, std::vector<channel_t> channels, timestamp_t 
       index_(channels, "Counter '" + this->name() + "'"),
       binwidth_(binwidth),
       n_values_(static_cast<std::size_t>(n_values)) {
+  const std::string label = "Counter '" + this->name() + "'";
+  if (binwidth > kMaxSpan / n_values) {
+    throw InvalidArgument(label + ": binwidth * n_values = " + std::to_string(binwidth) + " * " +
+                          std::to_string(n_values) + " ps is too long (valid: <= " +
+                          std::to_string(kMaxSpan) + " ps, about 53 days)");
+  }
+  if (index_.size() > static_cast<std::size_t>(kMaxValues / n_values)) {
+    throw InvalidArgument(label + ": channels * n_values = " + std::to_string(index_.size()) +
+                          " * " + std::to_string(n_values) + " values is too many (valid: <= " +
+                          std::to_string(kMaxValues) + " in all)");
+  }
   current_.assign(index_.size() + 1, 0);
   buffer_.assign(index_.size() * n_values_, 0);
   overflow_.assign(n_values_, 0);

@@ -116,7 +116,7 @@ TEST_CASE("A virtual channel's output is computed once per block for all its rea
   CHECK(firstDifference(physical.tags(), stream.tags) == "");
 }
 
-TEST_CASE("Independent virtual channels run as parallel branches; a node reading both works",
+TEST_CASE("Independent virtual channels run as parallel branches, and a node reading both works",
           "[channels][graph][sharing]") {
   const TestStream stream = randomStream(72, StreamShape{.time_tags = 800});
   const auto blocks = cutEvery(stream, 20);

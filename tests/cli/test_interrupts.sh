@@ -3,7 +3,8 @@
 # results written and marked interrupted; SIGTERM exits 143 the same way; a second SIGINT
 # aborts at once and leaves no file, not even a temporary one; with [run] checkpoint_s a run
 # killed with SIGKILL leaves its last checkpoint; `tagflow record` and `tagflow stream send`
-# stop the same way, and accept a configuration with a [source] only.
+# stop the same way, and accept a configuration with a [source] only; `tagflow linktest` stops
+# the same way with its summary.
 # Usage: test_interrupts.sh PATH/TO/tagflow
 set -uo pipefail
 tagflow=$1
@@ -131,6 +132,20 @@ if [ "$status" -eq 130 ] && grep -q "sent .* tags" out.txt && grep -q "(interrup
   pass "stream send: a [source]-only configuration, SIGINT ends it with its summary"
 else
   fail "stream send: exit $status: $(cat out.txt err.txt)"
+fi
+
+# linktest (both sides here) stops the same way and still prints its table and loss line.
+"$tagflow" linktest --duration 60 --rate 20e6 --port 4798 >out.txt 2>err.txt &
+pid=$!
+sleep 2
+kill -INT "$pid"
+wait "$pid"
+status=$?
+if [ "$status" -eq 130 ] && grep -q "^sender " out.txt && grep -q "^receiver " out.txt &&
+  grep -q "^loss: 0 datagrams" out.txt; then
+  pass "linktest: SIGINT ends both sides with the summary, nothing lost"
+else
+  fail "linktest: exit $status: $(cat out.txt err.txt)"
 fi
 
 finish

@@ -4,7 +4,8 @@
 # convert` round-trips tag file -> Photon-HDF5 -> tag file -> raw exactly, writes the
 # Photon-HDF5 fields with their descriptions, and imports compressed Photon-HDF5 files; bad
 # inputs (an unwritable or full path, a foreign file, an unknown format, a compression filter
-# that is not available) fail with a clear message and a non-zero exit code, leaving no output.
+# that is not available) fail with a clear message and a non-zero exit code, leaving no output;
+# a truncated tag file converts up to its damaged tail, exit 3.
 # Usage: test_tagfile_cli.sh PATH/TO/tagflow
 set -uo pipefail
 tagflow=$1
@@ -203,12 +204,25 @@ TOML
 expect_failure "a raw file as a tag file" 1 "is not a tag file" "$tagflow" run -q foreign.toml
 expect_failure "convert: unknown extension" 2 "cannot tell the format" "$tagflow" convert rec.tags out.xyz
 expect_failure "convert: a raw file as Photon-HDF5" 1 "not an HDF5 file" "$tagflow" convert --from h5 direct.raw x.tags
-head -c 5000 rec.tags >cut.tags
-expect_failure "convert: a truncated tag file" 1 "truncated at byte offset 5000" "$tagflow" convert cut.tags cut.raw
-expect_failure "convert: a truncated tag file to Photon-HDF5" 1 "truncated at byte offset 5000" \
+# A damaged tail: everything before it is converted, exit 3 (test_killed_recording.sh makes
+# them by killing recordings).
+cut=$(($(stat -c %s rec.tags) - 100))  # inside the last record of part 0
+head -c "$cut" rec.tags >cut.tags
+expect_failure "convert: a truncated tag file" 3 "truncated at byte offset $cut" "$tagflow" convert cut.tags cut.raw
+expect_failure "convert: a truncated tag file to Photon-HDF5" 3 "truncated at byte offset $cut" \
   "$tagflow" convert cut.tags cut.h5
-if compgen -G "cut.h5*" >/dev/null; then fail "a failed Photon-HDF5 export left $(echo cut.h5*)"; else
-  pass "a failed Photon-HDF5 export leaves no file"; fi
+if "$python" - <<'PY'; then
+import h5py, os
+tags = os.path.getsize("cut.raw") // 16
+assert tags > 0 and open("cut.raw", "rb").read() == open("direct.raw", "rb").read(16 * tags)
+with h5py.File("cut.h5") as f:
+    exported = len(f["photon_data/timestamps"]) + len(f["user/tagflow/special_times"])
+assert exported == tags, (exported, tags)
+PY
+  pass "a truncated tag file converts to its complete records, to raw and Photon-HDF5"
+else
+  fail "a truncated tag file did not convert to its complete records"
+fi
 expect_failure "convert: Photon-HDF5 into a missing folder" 1 \
   "cannot create Photon-HDF5 file 'no/such/folder/x.h5'" "$tagflow" convert rec.tags no/such/folder/x.h5
 # h5py has the lzf filter built in; tagflow's HDF5 has it only from a plugin (hdf5-plugin-lzf).

@@ -123,8 +123,9 @@ fi
 cp "$ptu" cut.ptu
 truncate -s -2 cut.ptu
 "$tagflow" convert cut.ptu cut.raw >out.txt 2>err.txt
-if [ $? -eq 1 ] && grep -q "truncated" err.txt && grep -q "byte offset 431192" err.txt; then
-  pass "truncated record named with its byte offset"
+if [ $? -eq 3 ] && grep -q "damaged tail: .*truncated" err.txt && grep -q "byte offset 431192" err.txt &&
+  [ -s cut.raw ]; then
+  pass "truncated record named with its byte offset, the records before it converted"
 else
   fail "truncated record: $(cat err.txt)"
 fi

@@ -10,6 +10,7 @@
 #include "tagflow/io/tagfile/file_reader.hpp"
 #include "tagflow/io/tagfile/reader.hpp"
 #include "tagflow/io/tagfile/writer.hpp"
+#include "tagflow/io/truncated_data.hpp"
 
 using namespace tagflow;
 using namespace tagflow::tagfile;
@@ -69,17 +70,81 @@ TEST_CASE("damage: a file cut at any byte yields every complete block, then name
           REQUIRE(std::equal(expected.begin(), expected.end(), tags.begin()));
         }
         FAIL("a cut file read to its end without an error (cut at " << cut << ")");
-      } catch (const DataError& error) {
+      } catch (const TruncatedData& error) {
         CHECK(blocks == complete);
         CHECK_THAT(error.what(),
                    Catch::Contains("truncated at byte offset " + std::to_string(cut)));
       }
-    } catch (const DataError& error) {
-      // Cut inside the file header.
+    } catch (const TruncatedData& error) {
+      // Cut inside the file header (an empty file too: a writer cut before it wrote one).
       CHECK(complete == 0);
-      CHECK_THAT(error.what(), Catch::Contains("cut") && (Catch::Contains("truncated") ||
-                                                          Catch::Contains("not a tag file")));
+      CHECK_THAT(error.what(),
+                 Catch::Contains("cut") &&
+                     Catch::Contains("truncated at byte offset " + std::to_string(cut)) &&
+                     Catch::Contains("inside its file header"));
     }
+  }
+}
+
+TEST_CASE("damage: a record header torn where the provisional part end was is a damaged tail",
+          "[tagfile]") {
+  // A writer cut while it overwrote the provisional part end behind record n with record n + 1
+  // leaves the file's last 56 bytes part new header, part old part end.
+  test::TempDir dir;
+  const auto tags = test::featureStream(31, 400, {1, 2});
+  const auto blocks = test::randomBlocks(32, tags, 100);
+  REQUIRE(blocks.size() >= 3);
+  TagFileOptions options;
+  options.path = dir.file("torn.tags");
+  TagFileWriter writer(options);
+  BlockPacker packer(Compression::None);
+  EncodedBlock encoded;
+  const auto snapshot = [&] {
+    std::ifstream in(options.path, std::ios::binary);
+    return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in),
+                                     std::istreambuf_iterator<char>());
+  };
+  for (std::size_t i = 0; i + 1 < blocks.size(); ++i) {
+    packer.pack(blocks[i].tags, blocks[i].begin, blocks[i].end, encoded);
+    writer.write(encoded);
+  }
+  const std::vector<std::uint8_t> before = snapshot();  // ends with the provisional part end
+  const std::uint64_t at = writer.bytesWritten();
+  REQUIRE(before.size() == at + kRecordHeaderSize);
+  packer.pack(blocks.back().tags, blocks.back().begin, blocks.back().end, encoded);
+  writer.write(encoded);
+  const std::vector<std::uint8_t> after = snapshot();
+  // From byte 5 on: the first four (the magic) are the same in both.
+  for (std::size_t torn = 5; torn < kRecordHeaderSize; torn += 5) {
+    std::vector<std::uint8_t> bytes(after.begin(), after.begin() + at + torn);
+    bytes.insert(bytes.end(), before.begin() + at + torn, before.end());
+    TagFileReader reader(bytes, "torn");
+    TagFileReader::Record record;
+    std::vector<Tag> read;
+    std::size_t delivered = 0;
+    try {
+      while (reader.next(record, read)) delivered += record.header.kind == RecordKind::Tags;
+      FAIL("a torn last header went unnoticed (torn after " << torn << " bytes)");
+    } catch (const TruncatedData& error) {
+      CHECK(delivered == blocks.size() - 1);
+      CHECK_THAT(error.what(), Catch::Contains("checksum") &&
+                                   Catch::Contains("byte offset " + std::to_string(at)));
+    }
+  }
+  // The same bytes with more after them are damage inside the file, not a damaged tail.
+  std::vector<std::uint8_t> inside = after;
+  inside[at + 20] ^= 1;
+  TagFileReader reader(inside, "inside");
+  TagFileReader::Record record;
+  std::vector<Tag> read;
+  try {
+    while (reader.next(record, read)) {
+    }
+    FAIL("a bad record header inside the file went unnoticed");
+  } catch (const TruncatedData&) {
+    FAIL("a bad record header inside the file was taken for a damaged tail");
+  } catch (const DataError& error) {
+    CHECK_THAT(error.what(), Catch::Contains("checksum"));
   }
 }
 

@@ -10,6 +10,7 @@
 #include "tagflow/io/tagfile/file_reader.hpp"
 #include "tagflow/io/tagfile/reader.hpp"
 #include "tagflow/io/tagfile/writer.hpp"
+#include "tagflow/io/truncated_data.hpp"
 
 using namespace tagflow;
 using namespace tagflow::tagfile;
@@ -104,6 +105,8 @@ TEST_CASE("tag file set: a later part read alone, part naming", "[tagfile]") {
     FileReader first(options.path);
     CHECK_THROWS_WITH(test::drain(first),
                       Catch::Contains("set.1.tags") && Catch::Contains("does not exist"));
+    FileReader again(options.path);
+    CHECK_THROWS_AS(test::drain(again), TruncatedData);
   }
 }
 
@@ -126,6 +129,30 @@ TEST_CASE("tag file set: flush leaves a readable set that later records extend",
   writer.close();
   FileReader all(options.path);
   CHECK(test::drain(all).tags == tags);
+}
+
+TEST_CASE("tag file set: every record leaves the set complete on disk, across parts too",
+          "[tagfile]") {
+  // What a writer killed between two records leaves reads to its end without an error.
+  test::TempDir dir;
+  const auto tags = test::featureStream(7, 3000, {1, 2, 3});
+  const auto blocks = test::randomBlocks(8, tags, 300);
+  TagFileOptions options;
+  options.path = dir.file("killed.tags");
+  options.max_file_size = kMinMaxFileSize;  // a part every record or two
+  TagFileWriter writer(options);
+  {
+    FileReader empty(options.path);
+    CHECK(test::drain(empty).tags.empty());
+  }
+  std::vector<Tag> expected;
+  for (const auto& block : blocks) {
+    writeBlocks(writer, {block}, Compression::None);
+    expected.insert(expected.end(), block.tags.begin(), block.tags.end());
+    FileReader reader(options.path);
+    CHECK(test::drain(reader).tags == expected);
+  }
+  CHECK(writer.partCount() > 2);
 }
 
 TEST_CASE("tag file source: replay speed paces stream time against wall time", "[tagfile]") {

@@ -4,7 +4,8 @@
 # other. Checks `tagflow linktest` across the pair (no loss, every tag arrives, the MTU in
 # use), and `tagflow stream send` into `tagflow run` with a udp source, whose Counter must
 # equal the Counter of the same configuration run directly, with the receiver's counters in
-# the results file. Exits 77 (reported as skipped) with the reason where namespaces cannot be
+# the results file; losses made by the kernel (nftables random drop) all accounted, with the
+# receiver restricted to its sender. Exits 77 (reported as skipped) with the reason where namespaces cannot be
 # made. Every wait is bounded; the namespaces are removed on exit, also on failure.
 # Usage: test_netns.sh PATH/TO/tagflow
 set -uo pipefail
@@ -150,6 +151,54 @@ with h5py.File("udp.h5") as u, h5py.File("direct.h5") as d:
     assert s["datagrams_accepted"] > 100 and s["tags"] > 1_000_000, dict(s)
     assert "source" not in d
 EOF
+fi
+
+# --- losses made by the kernel: nftables drops 1 % of the data datagrams at random ----------
+# Datagrams with words only (UDP length above 8 + 24): end-of-stream copies are not data.
+# Every drop the kernel counts must come out as a lost datagram, and every tag it held as a
+# lost event: the Counter misses exactly those, in the bins it flags.
+if ! command -v nft >/dev/null; then
+  echo "SKIP (kernel drops): nft (nftables) is not installed"
+elif ! ip netns exec "$ns_rx" nft add table inet loss 2>err.txt ||
+  ! ip netns exec "$ns_rx" nft add chain inet loss input \
+    '{ type filter hook input priority 0; policy accept; }' 2>>err.txt ||
+  ! ip netns exec "$ns_rx" nft add rule inet loss input udp dport 4752 udp length gt 32 \
+    numgen random mod 100 lt 1 counter drop 2>>err.txt; then
+  echo "SKIP (kernel drops): nftables is not permitted here: $(cat err.txt)"
+else
+  sed -e 's/port = 4751/port = 4752/' \
+    -e "s/^idle_timeout_s = 10/idle_timeout_s = 10\nsender = \"$addr_tx:4800\"/" udp.toml >lossy.toml
+  timeout 90 ip netns exec "$ns_rx" "$tagflow" run -q lossy.toml -o lossy.h5 >lossy.txt 2>&1 &
+  run_pid=$!
+  pids+=("$run_pid")
+  if ! wait_for lossy.txt "waiting for datagrams on $addr_rx:4752" "$run_pid"; then
+    fail "the receiver behind nftables did not start: $(cat lossy.txt)"
+  else
+    timeout 60 ip netns exec "$ns_tx" "$tagflow" stream send direct.toml --to "$addr_rx:4752" \
+      --from "$addr_tx:4800" --mtu 1500 --rate 20e6 >lossy_send.txt 2>&1 ||
+      fail "tagflow stream send: $(cat lossy_send.txt)"
+    wait "$run_pid" || fail "tagflow run behind nftables: $(cat lossy.txt)"
+    ip netns exec "$ns_rx" nft list table inet loss >nft.txt 2>&1
+    sent=$(sed -n 's/^sent \([0-9]*\) tags.*/\1/p' lossy_send.txt)
+    dropped=$(sed -n 's/.*counter packets \([0-9]*\) bytes.*/\1/p' nft.txt)
+    if "$python" - "$sent" "$dropped" <<'EOF'; then pass "kernel drops ($dropped datagrams): each a lost datagram, every tag accounted"; else fail "kernel drops: $(cat nft.txt lossy_send.txt)"; fi
+import sys, h5py, numpy as np
+sent, dropped = int(sys.argv[1]), int(sys.argv[2])
+with h5py.File("lossy.h5") as u, h5py.File("direct.h5") as d:
+    s = u["source"].attrs
+    assert dropped > 10, dropped
+    assert s["datagrams_lost"] == dropped, (s["datagrams_lost"], dropped)
+    assert s["events"] + s["events_lost"] == sent, (s["events"], s["events_lost"], sent)
+    assert s["malformed"] == 0 and s["foreign"] == 0, dict(s)
+    counted_u = u["counter/data_total_counts"][...].sum()
+    counted_d = d["counter/data_total_counts"][...].sum()
+    assert counted_d - counted_u == s["events_lost"], (counted_d, counted_u, s["events_lost"])
+    mask = u["counter/overflow_mask"][...]
+    clean = mask == 0
+    assert np.array_equal(u["counter/data"][...][:, clean], d["counter/data"][...][:, clean])
+    assert mask.sum() >= 1
+EOF
+  fi
 fi
 
 echo "$passed passed, $failed failed"

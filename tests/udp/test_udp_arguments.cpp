@@ -47,7 +47,7 @@ TEST_CASE("Bad sender settings are refused with the valid range", "[udp][argumen
   CHECK(parseEndpoint("10.0.0.2:4750", "--to").port == 4750);
 }
 
-TEST_CASE("Bad receiver settings are refused; a port in use is named", "[udp][arguments]") {
+TEST_CASE("Bad receiver settings are refused, and a port in use is named", "[udp][arguments]") {
   const auto make = [](auto change) {
     UdpSourceConfig config = loopbackReceiver();
     change(config);

@@ -76,7 +76,7 @@ TEST_CASE("A stream sent over the loopback arrives exactly as it was sent", "[ud
 }
 
 TEST_CASE("Measurements on the received stream equal those on the source read directly",
-          "[udp][loopback]") {
+          "[udp][loopback][graph]") {
   UdpSourceConfig receiver_config = loopbackReceiver();
   receiver_config.receive_cpu = 0;  // pinning changes nothing in the data
   UdpStreamSource receiver(receiver_config);
@@ -99,7 +99,8 @@ TEST_CASE("Measurements on the received stream equal those on the source read di
   CHECK(sameBits(over_link.rates, direct.rates));
 }
 
-TEST_CASE("A run can end at a stream duration before the sender is done", "[udp][loopback]") {
+TEST_CASE("A run can end at a stream duration before the sender is done",
+          "[udp][loopback][graph]") {
   UdpStreamSource receiver(loopbackReceiver());
   UdpStreamSender sender(loopbackSender(receiver.port()));
   auto sending = std::async(std::launch::async, [&] {

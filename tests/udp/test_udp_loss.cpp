@@ -1,13 +1,15 @@
 // Injected loss: the sender drops chosen datagrams. The receiver reports exactly those, each
 // run of lost datagrams becomes one overflow interval from just after the last tag before
 // it to the first tag after it, with the lost count as MissedEvents, and a Counter on the
-// received stream flags exactly the bins those intervals touch. A lost end-of-stream datagram
-// leaves the stream to the idle timeout.
+// received stream flags exactly the bins those intervals touch. The first datagrams are loss
+// like any other (the sender counts from 0), and losing the last data datagram keeps the
+// stream's end. A lost end-of-stream datagram leaves the stream to the idle timeout.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <future>
 #include <memory>
+#include <numeric>
 
 #include "support/drain.hpp"
 #include "support/generators.hpp"
@@ -43,12 +45,12 @@ MemorySink packing(const std::vector<Tag>& tags) {
 DrainedStream sendAndReceive(const std::shared_ptr<const std::vector<Tag>>& tags,
                              std::vector<std::uint32_t> drop, UdpSenderStats& sent,
                              UdpReceiverStats& stats, std::vector<std::string>& notices,
-                             double idle_s = 2.0) {
+                             double idle_s = 2.0, double rate = 20e6) {
   UdpStreamSource receiver(loopbackReceiver(&notices, idle_s));
   UdpSenderConfig config = loopbackSender(receiver.port());
   config.mtu = kMtu;
   config.drop = std::move(drop);
-  config.rate = 20e6;  // well below what the loopback carries: any loss is the injected one
+  config.rate = rate;  // by default well below what the loopback carries: no loss but the injected
   UdpStreamSender sender(config);
   auto sending = std::async(std::launch::async, [&] {
     MemorySource source(tags, 4096, 0, kEnd);
@@ -81,7 +83,8 @@ std::vector<Gap> gapsOf(const std::vector<Tag>& tags) {
 
 }  // namespace
 
-TEST_CASE("Dropped datagrams become overflow intervals with their lost counts", "[udp][loss]") {
+TEST_CASE("Dropped datagrams become overflow intervals with their lost counts",
+          "[udp][loss][graph]") {
   const auto tags = lossStream();
   const MemorySink sink = packing(*tags);
   REQUIRE(sink.datagrams.size() > 250);
@@ -171,4 +174,84 @@ TEST_CASE("A lost end-of-stream datagram leaves the end to the idle timeout", "[
   CHECK(stats.datagrams_lost == 0);
   REQUIRE_FALSE(notices.empty());
   CHECK_THAT(notices.back(), Contains("ending the stream (idle_timeout_s)"));
+}
+
+TEST_CASE("Lost first datagrams are loss, counted from the sender's start", "[udp][loss]") {
+  const auto tags = lossStream();
+  const MemorySink sink = packing(*tags);
+  const auto recordsOf = [&](std::size_t i) { return decodeAll({sink.datagrams[i]}); };
+  // One lost datagram is waited for within the reorder window (8); twelve are a receiver
+  // that started late, declared lost at once.
+  for (const std::uint32_t lost : {1u, 2u, 12u}) {
+    std::vector<std::uint32_t> drop(lost);
+    std::iota(drop.begin(), drop.end(), 0u);
+    UdpSenderStats sent;
+    UdpReceiverStats stats;
+    std::vector<std::string> notices;
+    const DrainedStream received = sendAndReceive(tags, drop, sent, stats, notices);
+    requireWellFormed(received);
+    INFO(lost << " first datagrams lost");
+    CHECK(stats.datagrams_lost == lost);
+    CHECK(stats.events_lost == sent.events_dropped);
+    CHECK(stats.gaps == 1);
+    CHECK(stats.first_sequence == lost);
+    // The stream as received starts at the first datagram that came, inside the interval of
+    // the loss, which holds every lost tag's count.
+    const timestamp_t first_time = recordsOf(lost).front().time;
+    CHECK(received.begin() == first_time);
+    CHECK(received.end() == kEnd);
+    const std::vector<Gap> gaps = gapsOf(received.tags);
+    REQUIRE(gaps.size() == 1);
+    CHECK(gaps[0].begin == first_time);
+    CHECK(gaps[0].end == first_time);
+    std::uint64_t dropped_tags = 0;
+    for (std::size_t i = 0; i < lost; ++i) dropped_tags += recordsOf(i).size();
+    CHECK(gaps[0].missed == dropped_tags);
+    CHECK(countTimeTags(*tags, 1, 0, first_time) + countTimeTags(*tags, 2, 0, first_time) +
+              countTimeTags(*tags, -3, 0, first_time) ==
+          dropped_tags);
+  }
+}
+
+TEST_CASE("A lost last data datagram keeps the stream's end", "[udp][loss]") {
+  const auto tags = lossStream();
+  const MemorySink sink = packing(*tags);
+  const auto last_data = static_cast<std::uint32_t>(sink.datagrams.size() - 2);
+  const std::vector<Tag> lost_records = decodeAll({sink.datagrams[last_data]});
+  const std::vector<Tag> before = decodeAll({sink.datagrams[last_data - 1]});
+
+  UdpSenderStats sent;
+  UdpReceiverStats stats;
+  std::vector<std::string> notices;
+  const DrainedStream received = sendAndReceive(tags, {last_data}, sent, stats, notices);
+  requireWellFormed(received);
+  CHECK(stats.datagrams_lost == 1);
+  CHECK(stats.events_lost == lost_records.size());
+  CHECK(received.begin() == 0);
+  CHECK(received.end() == kEnd);  // not a picosecond longer than the stream sent
+  const std::vector<Gap> gaps = gapsOf(received.tags);
+  REQUIRE(gaps.size() == 1);
+  CHECK(gaps[0].begin == before.back().time + 1);
+  CHECK(gaps[0].end == kEnd - 1);  // closed on the stream's last picosecond
+  CHECK(gaps[0].missed == lost_records.size());
+}
+
+TEST_CASE("The sender names drops past the stream's end and times even one call", "[udp][loss]") {
+  const auto tags = lossStream();
+  const MemorySink sink = packing(*tags);
+  const auto end_sequence = static_cast<std::uint32_t>(sink.datagrams.size() - 1);
+
+  UdpSenderStats sent;
+  UdpReceiverStats stats;
+  std::vector<std::string> notices;
+  // As fast as possible, the end dropped: the whole stream may leave in one sendmmsg call.
+  const DrainedStream received =
+      sendAndReceive(tags, {end_sequence, end_sequence + 5}, sent, stats, notices, 0.3, kUnpaced);
+  requireWellFormed(received);
+  CHECK(sent.datagrams_dropped == 1);
+  CHECK(sent.datagrams_numbered == end_sequence + 1);
+  CHECK((sent.drops_not_reached == std::vector<std::uint32_t>{end_sequence + 5}));
+  REQUIRE(sent.seconds > 0);
+  // No sender puts 20 000 tags through a socket in less than a microsecond.
+  CHECK(static_cast<double>(sent.events_sent) / sent.seconds < 2e10);
 }

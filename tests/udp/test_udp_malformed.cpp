@@ -113,7 +113,7 @@ TEST_CASE("The decoder names every kind of malformed datagram", "[udp][malformed
   CHECK(statusOf(datagramOf(open, {word(wire::kCodeOverflowBegin, 0)})) == Status::OverflowOrder);
 }
 
-TEST_CASE("Random words never crash the decoder; what it accepts is well formed",
+TEST_CASE("Random words never crash the decoder, and what it accepts is well formed",
           "[udp][malformed]") {
   std::mt19937_64 random(11);
   std::vector<Tag> out(wire::kMaxWords);

@@ -31,7 +31,7 @@ std::int64_t intAttribute(hid_t object, const char* name) {
 
 }  // namespace
 
-TEST_CASE("The receiver's counters are written under /source", "[udp][results]") {
+TEST_CASE("The receiver's counters are written under /source", "[udp][results][graph]") {
   const auto tags =
       std::make_shared<const std::vector<Tag>>(randomTags(4, {1, 2}, 0, 200'000'000, 10'000));
   UdpStreamSource receiver(loopbackReceiver());

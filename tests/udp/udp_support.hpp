@@ -81,6 +81,18 @@ class RawSender {
     REQUIRE(::send(fd_, data, size, 0) == static_cast<ssize_t>(size));
   }
   void send(const Datagram& datagram) const { send(datagram.data(), datagram.size()); }
+  // As many as the socket takes in one call, without waiting; safe outside the test thread.
+  std::size_t sendBatch(std::vector<Datagram>& datagrams) const {
+    std::vector<iovec> pieces(datagrams.size());
+    std::vector<mmsghdr> messages(datagrams.size());
+    for (std::size_t i = 0; i < datagrams.size(); ++i) {
+      pieces[i] = iovec{datagrams[i].data(), datagrams[i].size()};
+      messages[i].msg_hdr.msg_iov = &pieces[i];
+      messages[i].msg_hdr.msg_iovlen = 1;
+    }
+    const int sent = sendmmsg(fd_, messages.data(), static_cast<unsigned>(messages.size()), 0);
+    return sent > 0 ? static_cast<std::size_t>(sent) : 0;
+  }
 
  private:
   int fd_;

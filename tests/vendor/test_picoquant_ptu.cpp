@@ -262,7 +262,7 @@ TEST_CASE("Bad PTU headers are named with their byte offset", "[vendor][ptu]") {
   CHECK_THROWS_WITH(openPtuFile(path), Contains("ends at byte") && Contains("header"));
 }
 
-TEST_CASE("A wrong record count is a warning; a truncated last record an error after the rest",
+TEST_CASE("A wrong record count is a warning, a truncated last record an error after the rest",
           "[vendor][ptu]") {
   TempDir dir;
   const std::string path = dir.file("cut.ptu");

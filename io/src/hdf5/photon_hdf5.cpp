@@ -735,9 +735,10 @@ PhotonHdf5Source::PhotonHdf5Source(std::string path, std::size_t block_size)
   }
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   addPluginFolders();
-  if (H5Fis_hdf5(path_.c_str()) <= 0) {
-    throw DataError("'" + path_ + "' is not an HDF5 file, so not Photon-HDF5");
-  }
+  // Negative: the file could not be read at all (missing, unreadable), an I/O matter.
+  const htri_t is_hdf5 = H5Fis_hdf5(path_.c_str());
+  if (is_hdf5 < 0) throw IoError("cannot open Photon-HDF5 file '" + path_ + "'");
+  if (is_hdf5 == 0) throw DataError("'" + path_ + "' is not an HDF5 file, so not Photon-HDF5");
   File& f = *file_;
   f.file =
       Handle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, "open '" + path_ + "'");

@@ -223,6 +223,7 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
     writeStringAttribute(file, "time_unit", "ps");
     writeParameterAttribute(file, "interrupted", info.interrupted);
     writeParameterAttribute(file, "checkpoint", info.checkpoint);
+    writeStringAttribute(file, "damaged_tail", info.damaged_tail);
     for (const auto& result : results) writeResultSet(file, result);
     writeProfile(file, profile);
     if (!info.source_statistics.entries().empty()) {

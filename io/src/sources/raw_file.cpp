@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/truncated_data.hpp"
 
 namespace tagflow {
 
@@ -40,13 +41,8 @@ RawFileSource::RawFileSource(std::string path, std::size_t block_size)
     throw IoError("raw tag file '" + path_ + "' is not a readable regular file");
   }
   const auto size = static_cast<std::uint64_t>(info.st_size);
-  if (size % sizeof(Tag) != 0) {
-    std::fclose(file_);
-    throw DataError("raw tag file '" + path_ + "': size " + std::to_string(size) +
-                    " bytes is not a multiple of 16; the record at byte offset " +
-                    std::to_string(size - size % sizeof(Tag)) + " is truncated");
-  }
   total_tags_ = size / sizeof(Tag);
+  tail_bytes_ = size % sizeof(Tag);
   lookahead_.reserve(std::max(kMinLookaheadTags, 2 * block_size_ + 1));
 }
 
@@ -66,7 +62,9 @@ bool RawFileSource::refill() {
   consumed_tags_ += position_;
   position_ = 0;
   const std::size_t old_size = lookahead_.size();
-  const std::size_t room = lookahead_.capacity() - old_size;
+  // Up to the size seen at opening, so that the records read and the damaged tail named agree.
+  const std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>(
+      lookahead_.capacity() - old_size, total_tags_ - consumed_tags_ - old_size));
   lookahead_.resize(lookahead_.capacity());
   const std::size_t got = std::fread(lookahead_.data() + old_size, sizeof(Tag), room, file_);
   if (got < room && std::ferror(file_)) {
@@ -91,14 +89,22 @@ bool RawFileSource::refill() {
     }
     last_time_ = tag.time;
   }
-  if (got < room) end_of_file_ = true;
+  if (got < room || consumed_tags_ + lookahead_.size() == total_tags_) end_of_file_ = true;
   return got > 0;
 }
 
 bool RawFileSource::next(BlockBuffer& out) {
   while (!end_of_file_ && lookahead_.size() - position_ <= block_size_) refill();
   const std::span<const Tag> rest = std::span<const Tag>(lookahead_).subspan(position_);
-  if (rest.empty()) return false;
+  if (rest.empty()) {
+    if (tail_bytes_ == 0) return false;
+    const std::uint64_t tail = tail_bytes_;
+    tail_bytes_ = 0;  // reported once
+    throw TruncatedData("raw tag file '" + path_ + "': the record at byte offset " +
+                        std::to_string(total_tags_ * sizeof(Tag)) +
+                        " is truncated (the file ends " + std::to_string(tail) +
+                        " bytes into it, where a record takes 16); every tag before it was read");
+  }
   if (!started_) {
     next_begin_ = rest.front().time;
     started_ = true;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <sstream>
 
 #include "tagflow/core/error.hpp"
@@ -13,6 +12,16 @@ namespace {
 
 constexpr double kExpectedTagsPerWindow = 8192;
 constexpr double kTruncationSigmas = 6;
+// Rates and frequencies: below 1 mHz the gaps and periods in ps leave the range of
+// timestamp_t arithmetic; above 1e10 Hz a stream is no longer a plausible detector's.
+constexpr double kMinRate = 1e-3;
+constexpr double kMaxRate = 1e10;
+// Stream times stay within +-2^62 ps (about 53 days), as the vendor readers' do, so that a
+// delay, jitter or bin added to a time cannot overflow: an endless stream ends there too.
+constexpr timestamp_t kTimeLimit = timestamp_t{1} << 62;
+// Generation runs one guard interval (delays plus jitter) ahead of the stream; the events of
+// that interval are held in memory, so their expected number is bounded.
+constexpr std::uint64_t kMaxEventsAhead = std::uint64_t{1} << 24;
 
 constexpr double kTwoPi = 6.283185307179586;
 
@@ -41,6 +50,17 @@ void validateClockNoise(const std::string& where, const SyntheticChannel& c) {
     fail("pm_index * pm_frequency", n.pm_index * n.pm_frequency_hz,
          "<= 0.1 * frequency, so that periods stay positive");
   }
+}
+
+// How far generation runs ahead of the stream: every partner's delay plus 6 sigma of every
+// jitter.
+timestamp_t guardPs(const std::vector<SyntheticChannel>& channels) {
+  timestamp_t guard = 1;
+  for (const auto& c : channels) {
+    if (c.kind == SyntheticChannel::Kind::Partner) guard += std::abs(c.delay_ps);
+    guard += static_cast<timestamp_t>(std::ceil(kTruncationSigmas * c.jitter_ps));
+  }
+  return guard;
 }
 
 std::string channelWhere(std::size_t index, const SyntheticChannel& channel) {
@@ -116,15 +136,26 @@ void SyntheticConfig::validate() const {
     throw InvalidArgument("synthetic source: block_size " + std::to_string(block_size) +
                           " is invalid (valid: 1..67108864)");
   }
-  if (max_block_duration_ps <= 0) {
+  if (max_block_duration_ps <= 0 || max_block_duration_ps > kTimeLimit) {
     throw InvalidArgument("synthetic source: max_block_duration_ps " +
-                          std::to_string(max_block_duration_ps) + " is invalid (valid: > 0)");
+                          std::to_string(max_block_duration_ps) + " is invalid (valid: 1.." +
+                          std::to_string(kTimeLimit) + ")");
   }
   if (duration_ps == 0 || duration_ps < -1) {
     throw InvalidArgument("synthetic source: duration_ps " + std::to_string(duration_ps) +
                           " is invalid (valid: > 0, or -1 for endless)");
   }
-  constexpr double kMaxRate = 1e10;
+  if (start_time_ps < -kTimeLimit || start_time_ps > kTimeLimit) {
+    throw InvalidArgument("synthetic source: start_time_ps " + std::to_string(start_time_ps) +
+                          " is invalid (valid: " + std::to_string(-kTimeLimit) + ".." +
+                          std::to_string(kTimeLimit) + ", about +-53 days)");
+  }
+  if (duration_ps > 0 && start_time_ps > kTimeLimit - duration_ps) {
+    throw InvalidArgument(
+        "synthetic source: start_time_ps + duration_ps = " + std::to_string(start_time_ps) + " + " +
+        std::to_string(duration_ps) + " ps ends too late (valid: <= " + std::to_string(kTimeLimit) +
+        " ps, about 53 days)");
+  }
   for (std::size_t i = 0; i < channels.size(); ++i) {
     const auto& c = channels[i];
     const std::string where = channelWhere(i, c);
@@ -145,15 +176,15 @@ void SyntheticConfig::validate() const {
     }
     switch (c.kind) {
       case SyntheticChannel::Kind::Poisson:
-        if (!(c.rate_hz > 0 && c.rate_hz <= kMaxRate)) {
+        if (!(c.rate_hz >= kMinRate && c.rate_hz <= kMaxRate)) {
           throw InvalidArgument(where + ": rate " + std::to_string(c.rate_hz) +
-                                " Hz is invalid (valid: > 0 and <= 1e10)");
+                                " Hz is invalid (valid: 1e-3..1e10)");
         }
         break;
       case SyntheticChannel::Kind::Clock:
-        if (!(c.frequency_hz > 0 && c.frequency_hz <= kMaxRate)) {
+        if (!(c.frequency_hz >= kMinRate && c.frequency_hz <= kMaxRate)) {
           throw InvalidArgument(where + ": frequency " + std::to_string(c.frequency_hz) +
-                                " Hz is invalid (valid: > 0 and <= 1e10)");
+                                " Hz is invalid (valid: 1e-3..1e10)");
         }
         validateClockNoise(where, c);
         break;
@@ -180,11 +211,12 @@ void SyntheticConfig::validate() const {
   for (std::size_t i = 0; i < overflows.size(); ++i) {
     const auto& o = overflows[i];
     const std::string where = "synthetic overflow #" + std::to_string(i);
-    if (o.begin_ps < previous_end || o.end_ps <= o.begin_ps) {
-      throw InvalidArgument(where + " [" + std::to_string(o.begin_ps) + ", " +
-                            std::to_string(o.end_ps) +
-                            ") ps is invalid (valid: begin >= " + std::to_string(previous_end) +
-                            " (stream start or the previous end), end > begin)");
+    if (o.begin_ps < previous_end || o.end_ps <= o.begin_ps || o.end_ps > kTimeLimit) {
+      throw InvalidArgument(
+          where + " [" + std::to_string(o.begin_ps) + ", " + std::to_string(o.end_ps) +
+          ") ps is invalid (valid: begin >= " + std::to_string(previous_end) +
+          " (stream start or the previous end), end > begin, end <= " + std::to_string(kTimeLimit) +
+          ")");
     }
     if (duration_ps > 0 && o.end_ps >= start_time_ps + duration_ps) {
       throw InvalidArgument(where + " ends at " + std::to_string(o.end_ps) +
@@ -193,20 +225,28 @@ void SyntheticConfig::validate() const {
     }
     previous_end = o.end_ps;
   }
+  const timestamp_t guard = guardPs(channels);
+  const double ahead = totalRateHz() * static_cast<double>(guard) * 1e-12;
+  if (ahead > static_cast<double>(kMaxEventsAhead)) {
+    std::ostringstream message;
+    message << "synthetic source: the channels' delays and jitter (" << guard
+            << " ps generated ahead of the stream) at " << totalRateHz() << " Hz in all hold about "
+            << ahead << " events in memory (valid: at most " << kMaxEventsAhead
+            << "; lower delay_ps, jitter_ps or the rates)";
+    throw InvalidArgument(message.str());
+  }
 }
 
 SyntheticSource::SyntheticSource(SyntheticConfig config) : config_(std::move(config)) {
   config_.validate();
   const double window = kExpectedTagsPerWindow / config_.totalRateHz() * 1e12;
   window_ps_ = static_cast<timestamp_t>(std::clamp(window, 1e3, 1e12));
-  guard_ps_ = 1;
+  guard_ps_ = guardPs(config_.channels);
   states_.resize(config_.channels.size());
   for (std::size_t i = 0; i < config_.channels.size(); ++i) {
     const auto& c = config_.channels[i];
     auto& state = states_[i];
     state.random.seed(config_.seed * 0x9E3779B97F4A7C15ULL + i + 1);
-    guard_ps_ +=
-        std::abs(c.delay_ps) + static_cast<timestamp_t>(std::ceil(kTruncationSigmas * c.jitter_ps));
     if (c.kind == SyntheticChannel::Kind::Poisson) {
       state.next_poisson = config_.start_time_ps;
     } else if (c.kind == SyntheticChannel::Kind::Clock) {
@@ -219,8 +259,7 @@ SyntheticSource::SyntheticSource(SyntheticConfig config) : config_(std::move(con
       }
     }
   }
-  stream_end_ = config_.duration_ps > 0 ? config_.start_time_ps + config_.duration_ps
-                                        : std::numeric_limits<timestamp_t>::max();
+  stream_end_ = config_.duration_ps > 0 ? config_.start_time_ps + config_.duration_ps : kTimeLimit;
   finalised_until_ = config_.start_time_ps;
   next_begin_ = config_.start_time_ps;
   missed_.assign(config_.channels.size(), 0);

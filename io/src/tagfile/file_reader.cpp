@@ -5,6 +5,7 @@
 
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/tagfile/writer.hpp"
+#include "tagflow/io/truncated_data.hpp"
 
 namespace tagflow {
 
@@ -68,8 +69,9 @@ void FileReader::openNextPart() {
   }
   const std::string next_path = TagFileWriter::partPath(base_path_, part);
   if (!std::filesystem::exists(next_path)) {
-    throw IoError(where + " continues in part " + std::to_string(part) + ", but '" + next_path +
-                  "' does not exist");
+    // The set ends early, as when its writer was cut between two parts.
+    throw TruncatedData(where + " continues in part " + std::to_string(part) + ", but '" +
+                        next_path + "' does not exist");
   }
   const std::uint64_t sequence = record_.header.sequence;
   auto next = std::make_unique<TagFileReader>(next_path);

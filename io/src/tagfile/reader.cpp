@@ -2,10 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/truncated_data.hpp"
 
 namespace tagflow {
 
@@ -43,6 +45,12 @@ std::string TagFileReader::where(std::uint64_t offset) const {
          std::to_string(offset);
 }
 
+bool TagFileReader::atEnd() const {
+  if (from_memory_) return offset_ >= memory_.size();
+  struct stat info {};
+  return fstat(fileno(file_), &info) == 0 && static_cast<std::uint64_t>(info.st_size) <= offset_;
+}
+
 bool TagFileReader::readExactly(std::uint8_t* out, std::size_t size, std::size_t& got) {
   if (from_memory_) {
     got = std::min<std::uint64_t>(
@@ -63,20 +71,22 @@ void TagFileReader::readHeader() {
   std::vector<std::uint8_t> bytes(kFilePrefixSize);
   std::size_t got = 0;
   if (!readExactly(bytes.data(), bytes.size(), got)) {
-    if (got < kFileMagic.size() ||
-        !std::equal(kFileMagic.begin(), kFileMagic.end(), bytes.begin())) {
+    // What there is begins like a tag file (an empty file too): a writer cut before its header
+    // was complete.
+    const std::size_t magic = std::min(got, kFileMagic.size());
+    if (!std::equal(kFileMagic.begin(), kFileMagic.begin() + magic, bytes.begin())) {
       throw DataError("tag file '" + path_ + "' is not a tag file (it is " + std::to_string(got) +
                       " bytes long, shorter than a file header)");
     }
-    throw DataError("tag file '" + path_ + "' is truncated at byte offset " + std::to_string(got) +
-                    ", inside its file header");
+    throw TruncatedData("tag file '" + path_ + "' is truncated at byte offset " +
+                        std::to_string(got) + ", inside its file header");
   }
   const std::uint32_t size = fileHeaderSize(bytes, "tag file '" + path_ + "'");
   bytes.resize(size);
   if (!readExactly(bytes.data() + kFilePrefixSize, size - kFilePrefixSize, got)) {
-    throw DataError("tag file '" + path_ + "' is truncated at byte offset " +
-                    std::to_string(kFilePrefixSize + got) + ", inside its file header of " +
-                    std::to_string(size) + " bytes");
+    throw TruncatedData("tag file '" + path_ + "' is truncated at byte offset " +
+                        std::to_string(kFilePrefixSize + got) + ", inside its file header of " +
+                        std::to_string(size) + " bytes");
   }
   header_ = decodeFileHeader(bytes, "tag file '" + path_ + "'");
   if (header_.part == 0) expectSequence(0);
@@ -88,14 +98,21 @@ bool TagFileReader::next(Record& record, std::vector<Tag>& tags) {
   std::uint8_t bytes[kRecordHeaderSize];
   std::size_t got = 0;
   if (!readExactly(bytes, sizeof bytes, got)) {
-    throw DataError(where(at) + ": the file is truncated at byte offset " +
-                    std::to_string(at + got) +
-                    (got == 0 ? " (no part-end record)" : " (inside a record header)") +
-                    "; every record before it is complete");
+    throw TruncatedData(where(at) + ": the file is truncated at byte offset " +
+                        std::to_string(at + got) +
+                        (got == 0 ? " (no part-end record)" : " (inside a record header)") +
+                        "; every record before it is complete");
   }
   try {
     record.header = decodeRecordHeader(bytes);
   } catch (const DataError& error) {
+    // A writer overwrites its provisional part end with the next record; cut during that write,
+    // it leaves a torn header as the file's last bytes, with nothing after it.
+    if (atEnd()) {
+      throw TruncatedData(where(at) + ": " + error.what() +
+                          ", and the file ends with this header: a record cut while it was "
+                          "written; every record before it is complete");
+    }
     throw DataError(where(at) + ": " + error.what());
   }
   const RecordHeader& header = record.header;
@@ -106,17 +123,17 @@ bool TagFileReader::next(Record& record, std::vector<Tag>& tags) {
                     " was expected (a record or part is missing)");
   }
   if (from_memory_ && header.stored_size > memory_.size() - offset_) {
-    throw DataError(where(at) + ": the file is truncated at byte offset " +
-                    std::to_string(memory_.size()) + ", inside the payload of " +
-                    std::to_string(header.stored_size) +
-                    " bytes; every record before it is complete");
+    throw TruncatedData(where(at) + ": the file is truncated at byte offset " +
+                        std::to_string(memory_.size()) + ", inside the payload of " +
+                        std::to_string(header.stored_size) +
+                        " bytes; every record before it is complete");
   }
   stored_.resize(header.stored_size);
   if (!readExactly(stored_.data(), stored_.size(), got)) {
-    throw DataError(where(at) + ": the file is truncated at byte offset " +
-                    std::to_string(at + kRecordHeaderSize + got) + ", inside the payload of " +
-                    std::to_string(header.stored_size) +
-                    " bytes; every record before it is complete");
+    throw TruncatedData(where(at) + ": the file is truncated at byte offset " +
+                        std::to_string(at + kRecordHeaderSize + got) + ", inside the payload of " +
+                        std::to_string(header.stored_size) +
+                        " bytes; every record before it is complete");
   }
   if (crc32c(stored_) != header.payload_crc) {
     throw DataError(

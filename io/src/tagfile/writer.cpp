@@ -1,6 +1,7 @@
 #include "tagflow/io/tagfile/writer.hpp"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,31 @@
 namespace tagflow {
 
 using namespace tagfile;
+
+namespace {
+
+// Writes all of `pieces` in as few calls as the system allows; 0, or the reason it could not.
+int writeFully(int fd, std::span<iovec> pieces) {
+  std::size_t first = 0;
+  for (;;) {
+    while (first < pieces.size() && pieces[first].iov_len == 0) ++first;
+    if (first == pieces.size()) return 0;
+    const ssize_t wrote =
+        ::writev(fd, pieces.data() + first, static_cast<int>(pieces.size() - first));
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return wrote == 0 ? ENOSPC : errno;
+    auto done = static_cast<std::size_t>(wrote);
+    for (; first < pieces.size() && done >= pieces[first].iov_len; ++first) {
+      done -= pieces[first].iov_len;
+    }
+    if (first < pieces.size()) {
+      pieces[first].iov_base = static_cast<std::uint8_t*>(pieces[first].iov_base) + done;
+      pieces[first].iov_len -= done;
+    }
+  }
+}
+
+}  // namespace
 
 void TagFileOptions::validate() const {
   if (path.empty()) throw InvalidArgument("tag file path must not be empty");
@@ -94,11 +120,7 @@ void TagFileWriter::fail(const std::string& what, int error_number) {
     if (ftruncate(fd_, static_cast<off_t>(offset_)) == 0 &&
         lseek(fd_, static_cast<off_t>(offset_), SEEK_SET) >= 0) {
       std::uint8_t bytes[kRecordHeaderSize];
-      RecordHeader end;
-      end.kind = RecordKind::PartEnd;
-      end.sequence = sequence_;
-      end.begin_time = end.end_time = last_time_;
-      encodeRecordHeader(end, bytes);
+      encodePartEnd(false, sequence_, last_time_, bytes);
       [[maybe_unused]] const auto ignored = ::write(fd_, bytes, sizeof bytes);
     }
     ::close(fd_);
@@ -107,14 +129,25 @@ void TagFileWriter::fail(const std::string& what, int error_number) {
   throw IoError(error_);
 }
 
-void TagFileWriter::writeBytes(std::span<const std::uint8_t> bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t wrote = ::write(fd_, bytes.data() + done, bytes.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) fail("writing", wrote == 0 ? ENOSPC : errno);
-    done += static_cast<std::size_t>(wrote);
+// One write puts the bytes and a provisional part end behind them, and the position goes back
+// before the part end, which the next record overwrites: the part on disk reads as complete
+// after every record, and a writer killed at any moment leaves every record whole except at
+// most the one it was writing, at the end.
+void TagFileWriter::appendEnded(std::span<const std::uint8_t> head,
+                                std::span<const std::uint8_t> payload, std::uint64_t sequence,
+                                timestamp_t time) {
+  std::uint8_t end[kRecordHeaderSize];
+  encodePartEnd(false, sequence, time, end);
+  iovec pieces[] = {{const_cast<std::uint8_t*>(head.data()), head.size()},
+                    {const_cast<std::uint8_t*>(payload.data()), payload.size()},
+                    {end, sizeof end}};
+  if (const int error_number = writeFully(fd_, pieces); error_number != 0) {
+    fail("writing", error_number);
   }
+  const std::uint64_t written = head.size() + payload.size();
+  if (lseek(fd_, static_cast<off_t>(offset_ + written), SEEK_SET) < 0) fail("seeking in", errno);
+  offset_ += written;
+  bytes_written_ += written;
 }
 
 void TagFileWriter::openPart() {
@@ -127,34 +160,43 @@ void TagFileWriter::openPart() {
   }
   offset_ = 0;
   header_.part = part_;
-  const std::vector<std::uint8_t> bytes = encodeFileHeader(header_);
-  writeBytes(bytes);
-  offset_ = bytes.size();
-  bytes_written_ += bytes.size();
+  appendEnded(encodeFileHeader(header_), {}, sequence_, last_time_);
+}
+
+// The next part is complete on disk before this one says that the set continues there, so a
+// writer killed in between leaves this part ending cleanly (and a next part nothing reads),
+// never a set whose next part is missing or cut inside its file header.
+void TagFileWriter::beginNextPart() {
+  const int previous = fd_;
+  const std::string previous_path = part_path_;
+  fd_ = -1;
+  ++part_;
+  split_pending_ = false;
+  try {
+    openPart();
+  } catch (...) {
+    ::close(previous);  // it keeps its provisional part end: the set reads as complete
+    throw;
+  }
+  int error_number = endPart(previous, true);
+  if (::close(previous) != 0 && error_number == 0) error_number = errno;
+  if (error_number != 0) {
+    error_ = "ending tag file '" + previous_path + "' failed: " + std::strerror(error_number) +
+             "; its records remain readable";
+    ::close(fd_);
+    fd_ = -1;
+    throw IoError(error_);
+  }
 }
 
 void TagFileWriter::writeRecord(RecordHeader header, std::span<const std::uint8_t> payload) {
   checkUsable();
-  if (split_pending_ || offset_ >= options_.max_file_size) {
-    writePartEnd(true, false);
-    if (::close(fd_) != 0) {
-      const int error_number = errno;
-      fd_ = -1;
-      fail("closing", error_number);
-    }
-    fd_ = -1;
-    ++part_;
-    split_pending_ = false;
-    openPart();
-  }
+  if (split_pending_ || offset_ >= options_.max_file_size) beginNextPart();
   header.sequence = sequence_;
   std::uint8_t bytes[kRecordHeaderSize];
   encodeRecordHeader(header, bytes);
-  writeBytes({bytes, sizeof bytes});
-  writeBytes(payload);
+  appendEnded(bytes, payload, sequence_ + 1, header.end_time);
   ++sequence_;
-  offset_ += sizeof bytes + payload.size();
-  bytes_written_ += sizeof bytes + payload.size();
   last_time_ = header.end_time;
 }
 
@@ -186,32 +228,37 @@ void TagFileWriter::split() {
 
 // A part-end record carries the sequence number of the record that follows it and does not
 // use it up, so a provisional one can be overwritten without leaving a gap.
-void TagFileWriter::writePartEnd(bool continues, bool provisional) {
+void TagFileWriter::encodePartEnd(bool continues, std::uint64_t sequence, timestamp_t time,
+                                  std::uint8_t* out) {
   RecordHeader header;
   header.kind = RecordKind::PartEnd;
   header.flags = continues ? kPartContinues : 0;
-  header.sequence = sequence_;
-  header.begin_time = header.end_time = last_time_;
-  std::uint8_t bytes[kRecordHeaderSize];
-  encodeRecordHeader(header, bytes);
-  writeBytes({bytes, sizeof bytes});
-  if (provisional) {
-    if (lseek(fd_, static_cast<off_t>(offset_), SEEK_SET) < 0) fail("seeking in", errno);
-  } else {
-    offset_ += sizeof bytes;
-    bytes_written_ += sizeof bytes;
-  }
+  header.sequence = sequence;
+  header.begin_time = header.end_time = time;
+  encodeRecordHeader(header, out);
 }
 
+int TagFileWriter::endPart(int fd, bool continues) {
+  std::uint8_t bytes[kRecordHeaderSize];
+  encodePartEnd(continues, sequence_, last_time_, bytes);
+  iovec piece{bytes, sizeof bytes};
+  const int error_number = writeFully(fd, {&piece, 1});
+  if (error_number == 0) bytes_written_ += sizeof bytes;
+  return error_number;
+}
+
+// Every record already left the set complete on disk (appendEnded()).
 void TagFileWriter::flush() {
   checkUsable();
-  writePartEnd(false, true);
 }
 
 void TagFileWriter::close() {
   if (!error_.empty()) throw IoError(error_);
   if (closed_) return;
-  writePartEnd(false, false);
+  if (const int error_number = endPart(fd_, false); error_number != 0) {
+    fail("writing", error_number);
+  }
+  offset_ += kRecordHeaderSize;
   const int result = ::close(fd_);
   fd_ = -1;
   closed_ = true;

@@ -27,6 +27,8 @@ std::int64_t nowNs() {
 
 void UdpSenderConfig::validate() const {
   socketAddress({address, port}, "udp sender destination");
+  if (!local.empty())
+    socketAddress(parseEndpoint(local, "udp sender local address"), "udp sender local address");
   wire::wordsPerDatagram(mtu);
   if (!(rate > 0)) {
     throw InvalidArgument("udp sender: rate " + std::to_string(rate) +
@@ -162,6 +164,14 @@ UdpStreamSender::UdpStreamSender(UdpSenderConfig config)
     throw IoError("udp sender: cannot create a socket: " + systemErrorText(errno));
   }
   setSocketBuffer(socket_.get(), false, config_.send_buffer_bytes);
+  if (!config_.local.empty()) {
+    const sockaddr_in local = socketAddress(
+        parseEndpoint(config_.local, "udp sender local address"), "udp sender local address");
+    if (::bind(socket_.get(), reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0) {
+      throw IoError("udp sender: cannot send from " + config_.local + ": " +
+                    systemErrorText(errno));
+    }
+  }
   if (::connect(socket_.get(), reinterpret_cast<const sockaddr*>(&destination),
                 sizeof destination) != 0) {
     throw IoError("udp sender: cannot send to " + config_.address + ":" +
@@ -179,6 +189,11 @@ UdpSenderStats UdpStreamSender::stats() const {
   s.datagrams_dropped = datagrams_dropped_.load(std::memory_order_relaxed);
   s.events_dropped = events_dropped_.load(std::memory_order_relaxed);
   s.refused = refused_.load(std::memory_order_relaxed);
+  const std::uint64_t numbered = datagrams_numbered_.load(std::memory_order_relaxed);
+  s.datagrams_numbered = numbered;
+  for (const std::uint32_t sequence : drop_) {
+    if (sequence >= numbered) s.drops_not_reached.push_back(sequence);
+  }
   const std::int64_t first = first_send_ns_.load(std::memory_order_relaxed);
   s.seconds =
       first == 0
@@ -189,6 +204,7 @@ UdpSenderStats UdpStreamSender::stats() const {
 
 bool UdpStreamSender::stamp(wire::Header& header, std::uint32_t events) {
   numbering_.stamp(header, events);
+  datagrams_numbered_.fetch_add(1, std::memory_order_relaxed);
   if (std::binary_search(drop_.begin(), drop_.end(), header.sequence)) {
     datagrams_dropped_.fetch_add(1, std::memory_order_relaxed);
     events_dropped_.fetch_add(events, std::memory_order_relaxed);
@@ -214,6 +230,10 @@ void UdpStreamSender::pace() {
 }
 
 void UdpStreamSender::transmit(std::span<mmsghdr> messages) {
+  // From the start of the first send: a stream that fits one call still takes time to send.
+  if (first_send_ns_.load(std::memory_order_relaxed) == 0) {
+    first_send_ns_.store(nowNs(), std::memory_order_relaxed);
+  }
   std::size_t sent = 0;
   while (sent < messages.size()) {
     const int result = sendmmsg(socket_.get(), messages.data() + sent,
@@ -235,11 +255,7 @@ void UdpStreamSender::transmit(std::span<mmsghdr> messages) {
           (error == EMSGSIZE ? " (the datagram does not fit the path MTU; lower --mtu)" : ""));
     }
   }
-  const std::int64_t now = nowNs();
-  if (first_send_ns_.load(std::memory_order_relaxed) == 0) {
-    first_send_ns_.store(now, std::memory_order_relaxed);
-  }
-  last_send_ns_.store(now, std::memory_order_relaxed);
+  last_send_ns_.store(nowNs(), std::memory_order_relaxed);
 }
 
 void UdpStreamSender::sendQueued(Batch& batch) {

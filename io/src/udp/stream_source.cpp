@@ -1,6 +1,7 @@
 #include "tagflow/io/udp/stream_source.hpp"
 
 #include <arpa/inet.h>
+#include <linux/sock_diag.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -32,6 +33,30 @@ bool samePeer(const sockaddr_in& a, const sockaddr_in& b) {
   return a.sin_addr.s_addr == b.sin_addr.s_addr && a.sin_port == b.sin_port;
 }
 
+// A flood from elsewhere needs no room: it is only counted.
+constexpr int kForeignBufferBytes = 256 << 10;
+
+// A UDP socket bound to `address`; `shared` lets the stream's and the foreign socket share
+// the port (SO_REUSEPORT: only sockets of the same user can join, and only if they ask).
+SocketFd boundSocket(const sockaddr_in& address, bool shared) {
+  SocketFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) throw IoError("udp source: cannot create a socket: " + systemErrorText(errno));
+  const int on = 1;
+  if (shared && setsockopt(fd.get(), SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) != 0) {
+    throw IoError("udp source: cannot share the port with the foreign-datagram socket: " +
+                  systemErrorText(errno));
+  }
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    const int error = errno;
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &address.sin_addr, text, sizeof text);
+    throw IoError("udp source: cannot bind " + std::string(text) + ":" +
+                  std::to_string(ntohs(address.sin_port)) + ": " + systemErrorText(error) +
+                  (error == EADDRINUSE ? " (another program receives on this port)" : ""));
+  }
+  return fd;
+}
+
 UdpSourceConfig validated(UdpSourceConfig config) {
   config.validate();
   return config;
@@ -47,6 +72,8 @@ std::string formatSeconds(double seconds) {
 
 void UdpSourceConfig::validate() const {
   socketAddress({address, port}, "udp source", true);
+  if (!sender.empty())
+    socketAddress(parseEndpoint(sender, "udp source sender"), "udp source sender");
   if (block_size < 1 || block_size > (std::size_t{1} << 26)) {
     throw InvalidArgument("udp source: block_size " + std::to_string(block_size) +
                           " is invalid (valid: 1..67108864)");
@@ -90,6 +117,9 @@ const ParameterSchema& udpSourceSchema() {
            .atMost(65535)
            .byDefault(std::int64_t{4750})
            .help("UDP port (0: any free port)"),
+       ParameterSpec::text("sender")
+           .byDefault(std::string())
+           .help("ADDRESS:PORT of the only sender accepted (empty: the first datagram's)"),
        ParameterSpec::integer("block_size")
            .atLeast(1)
            .atMost(1 << 26)
@@ -129,6 +159,7 @@ UdpSourceConfig udpSourceConfigFrom(const Parameters& given) {
   UdpSourceConfig config;
   config.address = p.getString("address");
   config.port = static_cast<int>(p.getInt("port"));
+  config.sender = p.getString("sender");
   config.block_size = static_cast<std::size_t>(p.getInt("block_size"));
   config.receive_buffer_bytes = static_cast<int>(p.getInt("receive_buffer"));
   config.ring_datagrams = static_cast<std::size_t>(p.getInt("ring_datagrams"));
@@ -183,9 +214,8 @@ UdpStreamSource::UdpStreamSource(UdpSourceConfig config)
     config_.notice = [](const std::string& line) { std::cerr << "udp source: " << line << "\n"; };
   }
   const sockaddr_in address = socketAddress({config_.address, config_.port}, "udp source", true);
-  socket_ = SocketFd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (socket_.get() < 0)
-    throw IoError("udp source: cannot create a socket: " + systemErrorText(errno));
+  const bool named_sender = !config_.sender.empty();
+  socket_ = boundSocket(address, named_sender);
   receive_buffer_granted_ = setSocketBuffer(socket_.get(), true, config_.receive_buffer_bytes);
   const int on = 1;
   if (setsockopt(socket_.get(), SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on) != 0) {
@@ -195,16 +225,23 @@ UdpStreamSource::UdpStreamSource(UdpSourceConfig config)
       0, static_cast<suseconds_t>(
              std::chrono::duration_cast<std::chrono::microseconds>(kPollInterval).count())};
   setsockopt(socket_.get(), SOL_SOCKET, SO_RCVTIMEO, &poll, sizeof poll);
-  if (::bind(socket_.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-    const int error = errno;
-    throw IoError("udp source: cannot bind " + config_.address + ":" +
-                  std::to_string(config_.port) + ": " + systemErrorText(error) +
-                  (error == EADDRINUSE ? " (another program receives on this port)" : ""));
-  }
   sockaddr_in local{};
   socklen_t length = sizeof local;
   getsockname(socket_.get(), reinterpret_cast<sockaddr*>(&local), &length);
   bound_ = UdpEndpoint{config_.address, ntohs(local.sin_port)};
+  if (named_sender) {
+    // The kernel gives a datagram to the socket connected to its sender before an unconnected
+    // one on the same port; datagrams that reach the stream's socket before the connection
+    // are still sorted out by the receiving thread.
+    foreign_socket_ = boundSocket(local, true);
+    setSocketBuffer(foreign_socket_.get(), true, kForeignBufferBytes);
+    const sockaddr_in sender =
+        socketAddress(parseEndpoint(config_.sender, "udp source sender"), "udp source sender");
+    if (::connect(socket_.get(), reinterpret_cast<const sockaddr*>(&sender), sizeof sender) != 0) {
+      throw IoError("udp source: cannot restrict the stream to sender " + config_.sender + ": " +
+                    systemErrorText(errno));
+    }
+  }
   stash_.resize(config_.reorder_window);
   for (auto& slot : stash_) slot.bytes.resize(DatagramRing::kSlotBytes);
   waiting_since_ = Clock::now();
@@ -222,6 +259,7 @@ std::string UdpStreamSource::describe() const {
   out << "udp address=" << bound_.address << " port=" << bound_.port
       << " block_size=" << config_.block_size << " receive_buffer=" << receive_buffer_granted_
       << " reorder_window=" << config_.reorder_window;
+  if (!config_.sender.empty()) out << " sender=" << config_.sender;
   if (config_.receive_cpu >= 0) out << " receive_cpu=" << config_.receive_cpu;
   if (config_.idle_timeout_s > 0) out << " idle_timeout_s=" << config_.idle_timeout_s;
   return out.str();
@@ -248,7 +286,7 @@ UdpReceiverStats UdpStreamSource::stats() const {
   s.duplicates = get(kDuplicates);
   s.reordered = get(kReordered);
   s.late = get(kLate);
-  s.foreign = get(kForeign);
+  s.foreign = get(kForeign) + get(kForeignDrops);
   s.truncated = get(kTruncated);
   s.time_backwards = get(kTimeBackwards);
   for (std::size_t i = 0; i < wire::kStatusCount; ++i) s.invalid[i] = get(kInvalid + i);
@@ -283,7 +321,8 @@ void UdpStreamSource::receiveLoop() {
   };
   std::array<Control, kBatch> controls{};
   sockaddr_in stream_peer{};
-  bool have_peer = false;
+  bool have_peer = !config_.sender.empty();
+  if (have_peer) stream_peer = socketAddress(parseEndpoint(config_.sender, "sender"), "sender");
   bool was_full = false;
   std::uint64_t largest = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
@@ -308,6 +347,7 @@ void UdpStreamSource::receiveLoop() {
     }
     const int received = recvmmsg(socket_.get(), messages.data(), static_cast<unsigned>(room),
                                   MSG_WAITFORONE, nullptr);
+    if (foreign_socket_.get() >= 0) countForeign();
     if (received < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
       receive_error_.store(errno, std::memory_order_relaxed);
@@ -316,20 +356,27 @@ void UdpStreamSource::receiveLoop() {
       return;
     }
     std::uint64_t bytes = 0;
-    for (int j = 0; j < received; ++j) {
-      const msghdr& header = messages[static_cast<std::size_t>(j)].msg_hdr;
-      DatagramRing::SlotInfo& info = ring_.writeInfo(static_cast<std::size_t>(j));
-      info.length = messages[static_cast<std::size_t>(j)].msg_len;
-      info.flags = (header.msg_flags & MSG_TRUNC) != 0 ? DatagramRing::kTruncated : 0;
-      const sockaddr_in& peer = peers[static_cast<std::size_t>(j)];
+    std::size_t kept = 0;
+    std::uint64_t foreign = 0;
+    for (std::size_t j = 0; j < static_cast<std::size_t>(received); ++j) {
+      const msghdr& header = messages[j].msg_hdr;
+      const std::uint32_t length = messages[j].msg_len;
+      bytes += length;
+      const sockaddr_in& peer = peers[j];
       if (!have_peer) {
         stream_peer = peer;
         have_peer = true;
-      } else if (!samePeer(peer, stream_peer)) {
-        info.flags |= DatagramRing::kForeign;
       }
-      bytes += info.length;
-      largest = std::max<std::uint64_t>(largest, info.length);
+      if (samePeer(peer, stream_peer)) {
+        // Slots stay contiguous: a datagram after a foreign one moves down into its slot.
+        if (kept != j) std::memcpy(ring_.writeSlot(kept), ring_.writeSlot(j), length);
+        DatagramRing::SlotInfo& info = ring_.writeInfo(kept++);
+        info.length = length;
+        info.flags = (header.msg_flags & MSG_TRUNC) != 0 ? DatagramRing::kTruncated : 0;
+        largest = std::max<std::uint64_t>(largest, length);
+      } else {
+        ++foreign;
+      }
       for (cmsghdr* c = CMSG_FIRSTHDR(&header); c != nullptr;
            c = CMSG_NXTHDR(const_cast<msghdr*>(&header), c)) {
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
@@ -341,8 +388,36 @@ void UdpStreamSource::receiveLoop() {
     }
     count(kReceived, static_cast<std::uint64_t>(received));
     count(kBytes, bytes);
+    if (foreign > 0) count(kForeign, foreign);
     counters_[kLargest].store(largest, std::memory_order_relaxed);
-    ring_.publish(static_cast<std::size_t>(received));
+    if (kept > 0) ring_.publish(kept);
+  }
+}
+
+void UdpStreamSource::countForeign() {
+  // Only the count matters: each datagram is read truncated into one small buffer.
+  constexpr std::size_t kMessages = 64;
+  std::array<std::byte, 64> scratch;
+  std::array<iovec, kMessages> vectors;
+  std::array<mmsghdr, kMessages> messages{};
+  for (std::size_t j = 0; j < kMessages; ++j) {
+    vectors[j] = iovec{scratch.data(), scratch.size()};
+    messages[j].msg_hdr.msg_iov = &vectors[j];
+    messages[j].msg_hdr.msg_iovlen = 1;
+  }
+  // Bounded, so that a flood cannot keep the thread from the stream's socket.
+  for (int round = 0; round < 16; ++round) {
+    const int received =
+        recvmmsg(foreign_socket_.get(), messages.data(), kMessages, MSG_DONTWAIT, nullptr);
+    if (received <= 0) break;
+    count(kReceived, static_cast<std::uint64_t>(received));
+    count(kForeign, static_cast<std::uint64_t>(received));
+    for (int j = 0; j < received; ++j) count(kBytes, messages[static_cast<std::size_t>(j)].msg_len);
+  }
+  std::array<std::uint32_t, SK_MEMINFO_VARS> memory{};
+  socklen_t length = sizeof memory;
+  if (getsockopt(foreign_socket_.get(), SOL_SOCKET, SO_MEMINFO, memory.data(), &length) == 0) {
+    counters_[kForeignDrops].store(memory[SK_MEMINFO_DROPS], std::memory_order_relaxed);
   }
 }
 
@@ -430,23 +505,31 @@ void UdpStreamSource::maybeNotice(Clock::time_point now) {
 
 void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint8_t slot_flags,
                                      BlockBuffer& out) {
-  if ((slot_flags & DatagramRing::kForeign) != 0) return count(kForeign);
   if ((slot_flags & DatagramRing::kTruncated) != 0) return count(kTruncated);
   wire::Header header;
   const wire::Status status = wire::parseHeader(bytes, header);
   if (status != wire::Status::Ok)
     return count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(status)));
-  if (!any_processed_) {
-    // The stream begins with the first datagram that decodes.
-    expected_sequence_ = header.sequence;
-    expected_events_ = header.events_before;
+  if (!started_) {
+    // The sender numbers its datagrams from 0 and counts its events from 0: what came before
+    // the first datagram seen is loss, found by the usual rules. One just after the start may
+    // be a reordered early one, and the missing ones are waited for; one further on is a
+    // receiver started late, whose missed datagrams are declared lost at once.
+    started_ = true;
+    expected_events_ = 0;
+    if (header.sequence <= config_.reorder_window) {
+      expected_sequence_ = 0;
+    } else {
+      expected_sequence_ = header.sequence;
+      pending_lost_ = header.sequence;
+    }
+    newest_sequence_ = expected_sequence_;
     position_ = header.base_time;
     block_begin_ = header.base_time;
-    if (process(bytes, header, out)) {
-      first_sequence_.store(header.sequence, std::memory_order_relaxed);
-      newest_sequence_ = header.sequence;
-    }
-    return;
+  } else if (!any_processed_ && header.base_time < position_) {
+    // Until a datagram is used, the stream starts at the earliest one held.
+    position_ = header.base_time;
+    block_begin_ = header.base_time;
   }
   const auto ahead = static_cast<std::int32_t>(header.sequence - expected_sequence_);
   if (ahead < 0) return count(wasSeen(header.sequence) ? kDuplicates : kLate);
@@ -546,6 +629,12 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
                                                kMaxMissedPerTag);
   const bool opens = (gap || !any_processed_) && !in_overflow_ && (gap || starts_in_overflow);
   const bool closes = gap && !starts_in_overflow;
+  // The end-of-stream datagram's base time is the end, exclusive: a loss just before it is
+  // closed on the stream's last picosecond, so that the stream is as long as the one sent.
+  const bool ends = (header.flags & wire::kFlagEndOfStream) != 0;
+  const timestamp_t gap_end = ends && header.word_count == 0 && header.base_time > position_
+                                  ? header.base_time - 1
+                                  : header.base_time;
   const std::size_t marks = (opens ? 1 : 0) + chunks + (closes ? 1 : 0);
   ensureRoom(out, marks + header.word_count);
 
@@ -576,16 +665,16 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
   }
   for (std::uint32_t left = lost_events; left > 0;) {
     const auto chunk = static_cast<std::uint16_t>(std::min<std::uint32_t>(left, kMaxMissedPerTag));
-    *mark++ = Tag{TagType::MissedEvents, 0, chunk, 0, header.base_time};
+    *mark++ = Tag{TagType::MissedEvents, 0, chunk, 0, gap_end};
     left -= chunk;
   }
-  if (closes) *mark++ = Tag{TagType::OverflowEnd, 0, 0, 0, header.base_time};
+  if (closes) *mark++ = Tag{TagType::OverflowEnd, 0, 0, 0, gap_end};
   if (gap) {
     count(kLost, pending_lost_);
     count(kEventsLost, lost_events);
     count(kGaps);
     pending_lost_ = 0;
-    if (marks > (opens ? 1u : 0u)) position_ = std::max(position_, header.base_time + 1);
+    if (marks > (opens ? 1u : 0u)) position_ = std::max(position_, gap_end + 1);
   }
 
   filled_ += marks + decoded.tags;
@@ -605,9 +694,10 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
   const std::int64_t now = nowNs();
   if (first_accepted_ns_.load(std::memory_order_relaxed) == 0) {
     first_accepted_ns_.store(now, std::memory_order_relaxed);
+    first_sequence_.store(header.sequence, std::memory_order_relaxed);
   }
   last_accepted_ns_.store(now, std::memory_order_relaxed);
-  if ((header.flags & wire::kFlagEndOfStream) != 0) {
+  if (ends) {
     ended_ = true;
     end_time_ = std::max(position_, header.base_time);
   }

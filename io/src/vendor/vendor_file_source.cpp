@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/truncated_data.hpp"
 
 namespace tagflow {
 
@@ -96,7 +97,7 @@ bool VendorFileSource::next(BlockBuffer& out) {
     if (file_.file_size > complete_end) {
       const std::uint64_t trailing = file_.file_size - complete_end;
       file_.file_size = complete_end;  // reported once
-      throw DataError(fmt::format(
+      throw TruncatedData(fmt::format(
           "'{}': the last record is truncated: {} byte(s) at byte offset {} where a record "
           "takes {} (every complete record before it was read)",
           file_.path, trailing, complete_end, record_bytes_));

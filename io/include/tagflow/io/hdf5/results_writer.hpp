@@ -25,6 +25,9 @@ struct RunInfo {
   bool interrupted = false;
   // Written while the run goes on (the profile is empty then).
   bool checkpoint = false;
+  // The source's message when its input ended in a damaged tail (a file cut inside a record):
+  // the results cover the stream before it. "" when the input was whole.
+  std::string damaged_tail{};
 };
 
 // Throws IoError naming the path and the reason when the file cannot be written.

@@ -1,7 +1,9 @@
 // Raw tag files: the 16-byte records of the Tag struct, little-endian, back to back, no
 // header. RawFileSource reads one as a stream that begins at the first tag's time and ends
 // just after the last one, checking every record (type known, times non-decreasing) and
-// naming the index and byte offset of the first bad one. RawFileWriter writes one.
+// naming the index and byte offset of the first bad one. A file that ends inside a record
+// (a writer killed mid-tag) yields every complete tag, then a TruncatedData naming the byte
+// offset of the partial one. RawFileWriter writes one.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,7 @@ namespace tagflow {
 
 class RawFileSource : public Source {
  public:
-  // Throws IoError (missing, unreadable) or DataError (size not a multiple of 16).
+  // Throws IoError (missing, unreadable); reads the records there are at opening.
   RawFileSource(std::string path, std::size_t block_size);
   ~RawFileSource() override;
   RawFileSource(const RawFileSource&) = delete;
@@ -36,6 +38,7 @@ class RawFileSource : public Source {
   std::size_t block_size_;
   std::FILE* file_ = nullptr;
   std::uint64_t total_tags_ = 0;
+  std::uint64_t tail_bytes_ = 0;     // of a last record cut short, until reported
   std::uint64_t consumed_tags_ = 0;  // records handed out before lookahead_[position_]
   std::vector<Tag> lookahead_;
   std::size_t position_ = 0;

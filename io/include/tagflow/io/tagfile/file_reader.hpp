@@ -7,7 +7,8 @@
 // Replay speed: negative replays as fast as possible; s > 0 paces blocks so that stream time
 // advances s times as fast as wall-clock time (1.0: real time; valid: >= 0.1 or negative).
 // Every error (a missing part, a truncated or corrupt file) is thrown by next() after the
-// blocks before it were served.
+// blocks before it were served; a set that ends early (a damaged tail, a missing next part) is
+// a TruncatedData.
 #pragma once
 
 #include <chrono>

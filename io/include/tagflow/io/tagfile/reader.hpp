@@ -3,7 +3,10 @@
 // fields, the gap-free sequence numbers, the payload checksum, the decoded tags (order and
 // interval), and that the file ends with a part-end record. Every error is a DataError (or
 // IoError) naming the file, the record and its byte offset; everything read before it was
-// complete and valid. The bytes come from a file or from memory (the fuzz target).
+// complete and valid. A damaged tail (the file ends inside its header or a record, or without
+// a part end, or with a torn record header as its last bytes: what a writer killed while it
+// wrote leaves) is a TruncatedData. The bytes come from a file or from memory (the fuzz
+// target).
 #pragma once
 
 #include <cstdint>
@@ -54,6 +57,8 @@ class TagFileReader {
   // Reads exactly `size` bytes at the current offset into `out`; false if the file ends first
   // (then `got` tells how many were there).
   bool readExactly(std::uint8_t* out, std::size_t size, std::size_t& got);
+  // Whether everything up to the current offset was all there is.
+  bool atEnd() const;
   std::string where(std::uint64_t offset) const;
 
   std::string path_;

@@ -2,11 +2,14 @@
 // Part 0 is `path`, part k is `path` with ".k" before its extension. A part ends with a
 // part-end record that says whether the next part follows; the writer moves on to the next
 // part before a record once the current one has reached max_file_size (so a part exceeds it
-// by at most one record) or after split(). After flush() the set on disk is complete and
-// readable: the part-end record written there is provisional and the next record overwrites
-// it. A failed write cuts the part back to its last complete record, ends it there if it
-// can, and throws IoError naming the file, the offset and the reason; every record written
-// before stays readable, and the writer refuses further writes with the same error.
+// by at most one record) or after split(). After every record the set on disk is complete and
+// readable: the record goes to the file in one write together with a provisional part-end
+// record, which the next record overwrites. A writer killed at any moment so leaves every
+// record it wrote whole, except at most the one it was writing, cut short at the end (the
+// reader names it as a damaged tail). A failed write cuts the part back to its last complete
+// record, ends it there if it can, and throws IoError naming the file, the offset and the
+// reason; every record written before stays readable, and the writer refuses further writes
+// with the same error.
 //
 // Encoding (packing, compression, checksum) is split from writing, so that a recorder can
 // encode on one thread and write on another: BlockPacker makes an EncodedBlock,
@@ -73,7 +76,8 @@ class TagFileWriter {
   void writeMarker(std::string_view text, timestamp_t time);
   // The next record goes to a new part.
   void split();
-  // Ends the set provisionally, so that it can be read now.
+  // Throws the error that stopped the writer, if any; the set on disk is complete after every
+  // record anyway.
   void flush();
   // Ends the set for good and closes the file; later writes are refused.
   void close();
@@ -89,9 +93,16 @@ class TagFileWriter {
 
  private:
   void openPart();
+  void beginNextPart();
   void writeRecord(tagfile::RecordHeader header, std::span<const std::uint8_t> payload);
-  void writePartEnd(bool continues, bool provisional);
-  void writeBytes(std::span<const std::uint8_t> bytes);
+  // Writes `head`, `payload` and a provisional part end (carrying `sequence` and `time`) at
+  // the end of the part and moves the end of the part behind `payload`.
+  void appendEnded(std::span<const std::uint8_t> head, std::span<const std::uint8_t> payload,
+                   std::uint64_t sequence, timestamp_t time);
+  // Writes the final part end at the position of `fd`; 0, or the reason it could not.
+  int endPart(int fd, bool continues);
+  static void encodePartEnd(bool continues, std::uint64_t sequence, timestamp_t time,
+                            std::uint8_t* out);
   [[noreturn]] void fail(const std::string& what, int error_number);
   void checkUsable() const;
 

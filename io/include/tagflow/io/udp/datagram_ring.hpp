@@ -23,7 +23,7 @@ class DatagramRing {
   static constexpr std::size_t kSlotBytes = wire::kMaxDatagramBytes;
   static_assert(kSlotBytes % 64 == 0, "slots start on cache lines");
 
-  enum SlotFlags : std::uint8_t { kTruncated = 1, kForeign = 2 };
+  enum SlotFlags : std::uint8_t { kTruncated = 1 };
   struct SlotInfo {
     std::uint32_t length = 0;
     std::uint8_t flags = 0;

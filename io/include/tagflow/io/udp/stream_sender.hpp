@@ -33,6 +33,7 @@ inline constexpr double kUnpaced = std::numeric_limits<double>::infinity();
 struct UdpSenderConfig {
   std::string address = "127.0.0.1";
   int port = 4750;
+  std::string local{};              // "ADDRESS:PORT" to send from; empty: any
   int mtu = 9000;                   // of the link: datagrams are at most mtu - 28 bytes
   double rate = kUnpaced;           // events (tags) per second; kUnpaced: as fast as possible
   int cpu = -1;                     // pin the sending thread; -1: anywhere
@@ -47,13 +48,16 @@ struct UdpSenderConfig {
 };
 
 struct UdpSenderStats {
-  std::uint64_t datagrams_sent = 0;     // end-of-stream copies included
-  std::uint64_t bytes_sent = 0;         // UDP payload
-  std::uint64_t events_sent = 0;        // time tags plus missed-event counts
-  std::uint64_t datagrams_dropped = 0;  // on request
+  std::uint64_t datagrams_sent = 0;      // end-of-stream copies included
+  std::uint64_t bytes_sent = 0;          // UDP payload
+  std::uint64_t events_sent = 0;         // time tags plus missed-event counts
+  std::uint64_t datagrams_dropped = 0;   // on request
+  std::uint64_t datagrams_numbered = 0;  // the stream's datagrams, the end once, dropped or not
   std::uint64_t events_dropped = 0;
   std::uint64_t refused = 0;  // sends answered by "connection refused": nobody listened yet
-  double seconds = 0;         // from the first to the last send
+  double seconds = 0;         // from the start of the first send to the end of the last
+  // Sequence numbers asked to be dropped that the stream never reached (it was shorter).
+  std::vector<std::uint32_t> drops_not_reached;
 };
 
 // A stream encoded once, for replay(): datagram i is header i followed by its words.
@@ -129,6 +133,7 @@ class UdpStreamSender {
   std::atomic<std::uint64_t> datagrams_dropped_{0};
   std::atomic<std::uint64_t> events_dropped_{0};
   std::atomic<std::uint64_t> refused_{0};
+  std::atomic<std::uint64_t> datagrams_numbered_{0};  // sequence numbers given, dropped or not
   std::atomic<std::int64_t> first_send_ns_{0};
   std::atomic<std::int64_t> last_send_ns_{0};
 };

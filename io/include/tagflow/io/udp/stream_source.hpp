@@ -2,15 +2,20 @@
 // as blocks. A receiving thread (pinnable to a CPU) drains the socket with recvmmsg into a
 // ring of datagram slots; next() decodes them, in sequence order, straight into the block.
 //
-// Sequence numbers are checked. A datagram that arrives early is held in a reorder window of
+// Sequence numbers are checked from the sender's first datagram (number 0): datagrams the
+// receiver never saw before the first it gets are loss like any other. A datagram that
+// arrives early is held in a reorder window of
 // `reorder_window` datagrams; a missing one is declared lost when the window is full, the
 // stream ends, or nothing arrives for `block_latency_s`. A loss becomes an overflow interval
 // from just after the last tag received to the first tag after the gap, with the lost event
 // count (told by the sender's running count) as MissedEvents on channel 0: the wire cannot say
 // which channels lost them. Duplicates, datagrams arriving after being declared lost, datagrams
-// from a second sender and malformed ones are counted and dropped. The stream ends at the
-// sender's end-of-stream datagram, after `idle_timeout_s` without data (if set), or on
-// requestStop(). While nothing arrives it reports, through `notice`, that it is waiting and
+// from another sender than `sender` (or the first one) and malformed ones are counted and
+// dropped. A named sender gets a socket of its own, connected to it, which the kernel fills
+// with its datagrams only: a flood from elsewhere lands in a second, small socket on the same
+// port, where it is counted, and cannot crowd out the stream. The
+// stream ends at the sender's end-of-stream datagram, after `idle_timeout_s` without data (if set),
+// or on requestStop(). While nothing arrives it reports, through `notice`, that it is waiting and
 // where. Construction binds the socket: a port in use is an IoError.
 #pragma once
 
@@ -38,7 +43,9 @@ namespace tagflow {
 struct UdpSourceConfig {
   std::string address = "0.0.0.0";  // local IPv4 address to bind
   int port = 4750;                  // 0: any free port (see UdpStreamSource::port())
-  std::size_t block_size = 16384;   // tags per block the source aims for
+  // "ADDRESS:PORT" of the only sender accepted; empty: the first datagram's sender.
+  std::string sender{};
+  std::size_t block_size = 16384;  // tags per block the source aims for
   int receive_buffer_bytes = 64 << 20;
   std::size_t ring_datagrams = 4096;  // between the receiving and the decoding thread
   int receive_cpu = -1;               // pin the receiving thread; -1: anywhere
@@ -69,7 +76,7 @@ struct UdpReceiverStats {
   std::uint64_t duplicates = 0;
   std::uint64_t reordered = 0;       // arrived after a later one, still in time: used
   std::uint64_t late = 0;            // arrived after being declared lost: dropped
-  std::uint64_t foreign = 0;         // from a second sender: dropped
+  std::uint64_t foreign = 0;         // from another sender: dropped (or by the kernel)
   std::uint64_t truncated = 0;       // larger than the largest datagram of the format
   std::uint64_t time_backwards = 0;  // base time before the stream
   std::array<std::uint64_t, wire::kStatusCount> invalid{};  // by wire::Status
@@ -118,6 +125,7 @@ class UdpStreamSource : public Source {
     kReordered,
     kLate,
     kForeign,
+    kForeignDrops,  // the foreign socket's own drops: a total, stored
     kTruncated,
     kTimeBackwards,
     kSocketDrops,
@@ -134,6 +142,8 @@ class UdpStreamSource : public Source {
   using Clock = std::chrono::steady_clock;
 
   void receiveLoop();
+  // Counts what reached the socket for other senders, without waiting.
+  void countForeign();
   void handleDatagram(std::span<const std::byte> bytes, std::uint8_t slot_flags, BlockBuffer& out);
   bool process(std::span<const std::byte> bytes, const wire::Header& header, BlockBuffer& out);
   // Resolves the oldest missing datagram: processes it from the stash or declares it lost.
@@ -154,6 +164,7 @@ class UdpStreamSource : public Source {
   UdpSourceConfig config_;
   UdpEndpoint bound_;
   SocketFd socket_;
+  SocketFd foreign_socket_;  // with a named sender: everything else sent to the port
   std::size_t capacity_;
   DatagramRing ring_;
   std::array<std::atomic<std::uint64_t>, kCounterCount> counters_{};
@@ -164,6 +175,7 @@ class UdpStreamSource : public Source {
 
   // Decoding side: used by the thread that calls next().
   std::size_t filled_ = 0;  // records in the block being built
+  bool started_ = false;    // a datagram has been seen that decodes
   bool any_processed_ = false;
   bool ended_ = false;
   bool finished_ = false;

@@ -8,8 +8,8 @@
 // the last tag (headers state the acquisition time asked for, not the time recorded).
 //
 // The header's record count is not trusted: the records are what the file holds. A trailing
-// partial record is an error, raised after every complete record was handed out, naming the
-// byte offset where it starts.
+// partial record is an error (TruncatedData), raised after every complete record was handed
+// out, naming the byte offset where it starts.
 #pragma once
 
 #include <cstdint>
