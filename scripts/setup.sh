@@ -9,6 +9,8 @@ packages=(
   catch2 libbenchmark-dev
   libeigen3-dev libfftw3-dev libzstd-dev liblz4-dev
   clang libclang-rt-14-dev iproute2
+  # nftables: the network-namespace test drops datagrams in the kernel with it.
+  nftables
   python3 python3-dev python3-numpy python3-h5py python3-matplotlib python3-pytest pybind11-dev
   # HDF5 filter plugins, so that compressed Photon-HDF5 files import: lz4 and bzip2, blosc.
   hdf5-filter-plugin hdf5-filter-plugin-blosc-serial
