@@ -62,16 +62,27 @@ Counter::Counter(std::string name, std::vector<channel_t> channels, timestamp_t 
   current_.assign(index_.size() + 1, 0);
   buffer_.assign(index_.size() * n_values_, 0);
   overflow_.assign(n_values_, 0);
+  bin_of_slot_.assign(n_values_, kNoBin);
   totals_.assign(index_.size(), 0);
 }
 
 void Counter::processTimeTags(std::span<const Tag> tags) {
   while (!tags.empty()) {
     if (tags.front().time >= bin_end_) completeBinsBefore(tags.front().time);
-    // The tags before the bin's end count without a time test each.
-    const std::size_t stretch =
-        tags.back().time < bin_end_ ? tags.size() : firstAtOrAfter(tags, bin_end_);
-    index_.countTags(tags.first(stretch), current_.data());
+    // Tags that all lie before the bin's end are counted without a time test each.
+    if (tags.back().time < bin_end_) return index_.countTags(tags, current_.data());
+    // A bin ends among them. A long stretch before its end is found by a search and counted
+    // in bulk; a short one, where fine bins hold few tags each, tag by tag up to the end
+    // (which a later tag is known to stop), cheaper than a search per bin.
+    constexpr std::size_t kLong = 64;
+    std::size_t stretch = 0;
+    if (tags.size() > kLong && tags[kLong].time < bin_end_) {
+      stretch = firstAtOrAfter(tags, bin_end_);
+      index_.countTags(tags.first(stretch), current_.data());
+    } else {
+      const ChannelIndex::Lookup lookup = index_.lookup();
+      for (; tags[stretch].time < bin_end_; ++stretch) ++current_[lookup(tags[stretch].channel)];
+    }
     tags = tags.subspan(stretch);
   }
 }
@@ -85,28 +96,50 @@ void Counter::completeBinsBefore(timestamp_t time) {
   if (bin_end_ > time) return;
   completeCurrentBin();
   if (bin_end_ > time) return;
-  // Bins that were entirely empty: zero counts, flagged if the stream is in overflow.
-  const auto empty_bins = static_cast<std::uint64_t>((time - bin_end_) / binwidth_ + 1);
-  const std::uint64_t to_write = std::min<std::uint64_t>(empty_bins, n_values_);
+  // Bins that were entirely empty: zero counts, flagged if the stream is in overflow. An
+  // unflagged one is not written at all (its slot's bin number says it holds an older bin,
+  // which reads as zero), so that a stream of sparse tags in fine bins costs per tag, not per
+  // bin; flagged ones are written, at most n_values of them.
+  const timestamp_t past_end = time - bin_end_;
+  const std::uint64_t empty_bins =
+      past_end < binwidth_ ? 1 : static_cast<std::uint64_t>(past_end / binwidth_ + 1);
   const bool flag = inOverflow();
-  for (std::uint64_t i = 0; i < to_write; ++i) {
-    const std::size_t position = (bins_completed_ + empty_bins - to_write + i) % n_values_;
-    for (std::size_t c = 0; c < index_.size(); ++c) buffer_[c * n_values_ + position] = 0;
-    overflow_[position] = flag;
+  if (flag) {
+    const std::uint64_t to_write = std::min<std::uint64_t>(empty_bins, n_values_);
+    for (std::uint64_t bin = bins_completed_ + empty_bins - to_write;
+         bin < bins_completed_ + empty_bins; ++bin) {
+      const std::size_t position = bin % n_values_;
+      std::fill_n(buffer_.begin() + static_cast<std::ptrdiff_t>(position * index_.size()),
+                  index_.size(), 0);
+      overflow_[position] = 1;
+      bin_of_slot_[position] = bin;
+    }
   }
   bins_completed_ += empty_bins;
+  write_position_ = empty_bins < n_values_ - write_position_
+                        ? write_position_ + static_cast<std::size_t>(empty_bins)
+                        : static_cast<std::size_t>(bins_completed_ % n_values_);
   bin_end_ += static_cast<timestamp_t>(empty_bins) * binwidth_;
   current_overflow_ = flag;
 }
 
 void Counter::completeCurrentBin() {
-  const std::size_t position = bins_completed_ % n_values_;
-  for (std::size_t c = 0; c < index_.size(); ++c) {
-    buffer_[c * n_values_ + position] = static_cast<std::int64_t>(current_[c]);
-    totals_[c] += current_[c];
+  const std::size_t channels = index_.size();
+  const bool counted =
+      std::any_of(current_.begin(), current_.begin() + static_cast<std::ptrdiff_t>(channels),
+                  [](std::uint64_t count) { return count != 0; });
+  if (counted || current_overflow_) {
+    const std::size_t position = write_position_;
+    for (std::size_t c = 0; c < channels; ++c) {
+      buffer_[position * channels + c] = static_cast<std::int64_t>(current_[c]);
+      totals_[c] += current_[c];
+    }
+    overflow_[position] = current_overflow_;
+    bin_of_slot_[position] = bins_completed_;
+    std::fill(current_.begin(), current_.end(), 0);
   }
-  std::fill(current_.begin(), current_.end(), 0);
-  overflow_[position] = current_overflow_;
+  current_[channels] = 0;  // the discard slot
+  write_position_ = write_position_ + 1 == n_values_ ? 0 : write_position_ + 1;
   current_overflow_ = inOverflow();
   ++bins_completed_;
   bin_end_ += binwidth_;
@@ -142,19 +175,31 @@ void Counter::clearData() {
   std::fill(current_.begin(), current_.end(), 0);
   std::fill(buffer_.begin(), buffer_.end(), 0);
   std::fill(overflow_.begin(), overflow_.end(), 0);
+  std::fill(bin_of_slot_.begin(), bin_of_slot_.end(), kNoBin);
   std::fill(totals_.begin(), totals_.end(), 0);
   bins_completed_ = 0;
+  write_position_ = 0;
   current_overflow_ = false;
 }
 
-std::int64_t Counter::bufferPosition(std::size_t column, bool rolling) const {
+std::uint64_t Counter::binAt(std::size_t column, bool rolling) const {
   const std::uint64_t filled = std::min<std::uint64_t>(bins_completed_, n_values_);
-  if (!rolling) return column < filled ? static_cast<std::int64_t>(column) : -1;
-  const std::size_t first_filled = n_values_ - filled;
-  if (column < first_filled) return -1;
-  // The oldest kept bin is bins_completed_ - filled; column first_filled shows it.
-  return static_cast<std::int64_t>((bins_completed_ - filled + (column - first_filled)) %
-                                   n_values_);
+  const std::uint64_t oldest = bins_completed_ - filled;
+  if (rolling) {
+    // Newest last: column n_values - filled shows the oldest kept bin.
+    const std::size_t first_filled = n_values_ - filled;
+    return column < first_filled ? kNoBin : oldest + (column - first_filled);
+  }
+  // Buffer order: the column is the bin's slot.
+  const std::uint64_t bin = oldest + (column + n_values_ - oldest % n_values_) % n_values_;
+  return bin < bins_completed_ ? bin : kNoBin;
+}
+
+std::int64_t Counter::bufferPosition(std::size_t column, bool rolling) const {
+  const std::uint64_t bin = binAt(column, rolling);
+  if (bin == kNoBin) return -1;
+  const std::size_t position = bin % n_values_;
+  return bin_of_slot_[position] == bin ? static_cast<std::int64_t>(position) : -1;
 }
 
 std::vector<std::int64_t> Counter::getData(bool rolling) const {
@@ -178,7 +223,8 @@ std::vector<std::int64_t> Counter::dataLocked(bool rolling) const {
     const std::int64_t position = bufferPosition(column, rolling);
     if (position < 0) continue;
     for (std::size_t c = 0; c < index_.size(); ++c) {
-      data[c * n_values_ + column] = buffer_[c * n_values_ + static_cast<std::size_t>(position)];
+      data[c * n_values_ + column] =
+          buffer_[static_cast<std::size_t>(position) * index_.size() + c];
     }
   }
   return data;
@@ -188,11 +234,13 @@ std::vector<double> Counter::normalizedLocked(bool rolling) const {
   const double per_second = static_cast<double>(kPicosecondsPerSecond) / binwidth_;
   std::vector<double> data(index_.size() * n_values_, std::numeric_limits<double>::quiet_NaN());
   for (std::size_t column = 0; column < n_values_; ++column) {
+    if (binAt(column, rolling) == kNoBin) continue;  // not filled yet: NaN
     const std::int64_t position = bufferPosition(column, rolling);
-    if (position < 0 || overflow_[static_cast<std::size_t>(position)]) continue;
+    if (position >= 0 && overflow_[static_cast<std::size_t>(position)]) continue;
     for (std::size_t c = 0; c < index_.size(); ++c) {
-      data[c * n_values_ + column] =
-          buffer_[c * n_values_ + static_cast<std::size_t>(position)] * per_second;
+      const std::int64_t count =
+          position < 0 ? 0 : buffer_[static_cast<std::size_t>(position) * index_.size() + c];
+      data[c * n_values_ + column] = static_cast<double>(count) * per_second;
     }
   }
   return data;

@@ -1,13 +1,18 @@
 // Counter's ring of n_values bins (spec 3.1): rolling order (newest last, unfilled padded at
-// the front), sweep order (write position wrapping to 0), and overwrite of old bins.
+// the front), sweep order (write position wrapping to 0), and overwrite of old bins; sparse
+// tags in fine bins, where empty bins are never written and must still read as zero.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
+#include "support/drain.hpp"
 #include "support/reference.hpp"
+#include "support/synthetic.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/sources/memory_source.hpp"
+#include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/counter.hpp"
 
 using namespace tagflow;
@@ -102,4 +107,54 @@ TEST_CASE("A silent stretch longer than the ring leaves only zero bins", "[count
   CHECK(counter.getData(false) == ref.data(false));
   CHECK(counter.getData(true) == std::vector<std::int64_t>{0, 0, 0, 0, 0, 0, 1});
   CHECK(counter.getDataTotalCounts() == std::vector<std::uint64_t>{6});
+}
+
+TEST_CASE("Sparse tags in fine bins: empty bins read as zero without being written",
+          "[counter][ring]") {
+  // About one tag per 7 bins of 1 ns, a ring of 37 bins wrapped thousands of times, and
+  // overflow intervals (inside a bin, across many empty bins, longer than the ring) whose
+  // empty bins must be flagged while the others read as plain zeros.
+  SyntheticConfig config;
+  config.channels = {SyntheticChannel::poisson(1, 1e8), SyntheticChannel::poisson(2, 4e7)};
+  config.seed = 5;
+  config.block_size = GENERATE(1, 7, 1000);
+  config.duration_ps = 200'000'000;
+  config.overflows = {{1'000'500, 1'000'700}, {5'000'000, 5'030'000}, {90'000'000, 90'100'000}};
+  const DrainedStream stream = drainSynthetic(config);
+  std::vector<Interval> intervals;
+  for (const auto& o : config.overflows) intervals.push_back(Interval{o.begin_ps, o.end_ps});
+
+  SyntheticSource source(config);
+  Counter counter("counter", {1, 2}, 1000, 37);
+  MeasurementGraph graph(source, GraphOptions{.threads = 1});
+  graph.add(counter);
+  graph.run();
+  const auto ref = counterReference(stream.tags, {1, 2}, 0, stream.end(), 1000, 37, intervals);
+  INFO("block_size " << config.block_size);
+  REQUIRE(counter.getBinsCompleted() == ref.completed);
+  for (bool rolling : {true, false}) {
+    INFO("rolling " << rolling);
+    CHECK(counter.getData(rolling) == ref.data(rolling));
+    CHECK(counter.getOverflowMask(rolling) == ref.mask(rolling));
+    CHECK(sameValues(counter.getDataNormalized(rolling), ref.normalized(rolling), 1e-12));
+  }
+  CHECK(counter.getDataTotalCounts() == ref.totals);
+
+  // Stopped at a point where the ring holds flagged bins of the long interval and zeros.
+  Counter partial("partial", {1, 2}, 1000, 37);
+  SyntheticConfig cut = config;
+  cut.duration_ps = 90'050'500;
+  cut.overflows.back().end_ps = 90'050'000;  // the last 37 completed bins lie inside it
+  const DrainedStream cut_stream = drainSynthetic(cut);
+  SyntheticSource cut_source(cut);
+  MeasurementGraph cut_graph(cut_source, GraphOptions{.threads = 1});
+  cut_graph.add(partial);
+  cut_graph.run();
+  intervals.back().end = 90'050'000;
+  const auto cut_ref =
+      counterReference(cut_stream.tags, {1, 2}, 0, cut_stream.end(), 1000, 37, intervals);
+  const auto mask = partial.getOverflowMask(true);
+  CHECK(mask == cut_ref.mask(true));
+  CHECK(std::count(mask.begin(), mask.end(), 1) == 37);
+  CHECK(partial.getData(true) == cut_ref.data(true));
 }

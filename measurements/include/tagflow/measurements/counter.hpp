@@ -58,18 +58,25 @@ class Counter : public Measurement {
   std::vector<double> normalizedLocked(bool rolling) const;
   std::vector<std::int8_t> overflowMaskLocked(bool rolling) const;
   std::vector<std::uint64_t> totalsLocked() const;
-  // Position in the circular buffer of output column `column` (rolling or not), or -1.
+  // The completed bin that output column `column` shows (rolling or not), or kNoBin.
+  std::uint64_t binAt(std::size_t column, bool rolling) const;
+  // The slot holding that bin, or -1 where none does (not filled, or an empty bin never
+  // written: zero counts, no overflow).
   std::int64_t bufferPosition(std::size_t column, bool rolling) const;
+
+  static constexpr std::uint64_t kNoBin = ~std::uint64_t{0};
 
   ChannelIndex index_;
   timestamp_t binwidth_;
   std::size_t n_values_;
 
-  std::vector<std::uint64_t> current_;  // per slot, plus the discard slot
-  std::vector<std::int64_t> buffer_;    // [channel][n_values]
-  std::vector<std::int8_t> overflow_;   // [n_values]
-  std::vector<std::uint64_t> totals_;   // completed bins plus missed events, per channel
+  std::vector<std::uint64_t> current_;      // per slot, plus the discard slot
+  std::vector<std::int64_t> buffer_;        // [n_values][channel]: a bin's counts together
+  std::vector<std::int8_t> overflow_;       // [n_values]
+  std::vector<std::uint64_t> bin_of_slot_;  // [n_values]: the bin a slot holds, or kNoBin
+  std::vector<std::uint64_t> totals_;       // completed bins plus missed events, per channel
   std::uint64_t bins_completed_ = 0;
+  std::size_t write_position_ = 0;  // bins_completed_ % n_values, kept without dividing
   timestamp_t bin_end_ = 0;
   timestamp_t last_time_ = 0;
   bool current_overflow_ = false;
