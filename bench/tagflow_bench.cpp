@@ -3,9 +3,10 @@
 // measurement alone, and the measurements all together on 1 and on N threads. Reports
 // medians over several runs: per measurement its capacity (tags / busy time on one core,
 // MTags/s) and the ratio to the scan's capacity measured the same way in the same process;
-// the graph's wall-clock rates. --memory-check runs a graph fed block by block by the
-// synthetic source with a deliberately slow measurement at two stream lengths, in child
-// processes, and compares their peak resident memory (with Counter, or the --only measurement).
+// the graph's wall-clock rates; the synthetic source alone, drained into blocks on one core.
+// --memory-check runs a graph fed block by block by the synthetic source with a deliberately
+// slow measurement at two stream lengths, in child processes, and compares their peak
+// resident memory (with Counter, or the --only measurement).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iomanip>
@@ -29,6 +31,7 @@
 #include "tagflow/io/source_registry.hpp"
 #include "tagflow/io/sources/memory_source.hpp"
 #include "tagflow/io/sources/synthetic_source.hpp"
+#include "tagflow/io/tagfile/file_writer.hpp"
 #include "tagflow/measurements/correlation.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
@@ -51,7 +54,20 @@ struct BenchCase {
   std::function<std::unique_ptr<Measurement>()> make;
 };
 
-std::vector<BenchCase> benchCases() {
+// Where the FileWriter row writes: a file of this process in the disk folder, removed after
+// each run.
+std::string benchRecordingPath(const std::string& folder) {
+  return folder + "/tagflow-bench-" + std::to_string(::getpid()) + ".tags";
+}
+
+void removeBenchRecording(const std::string& folder) {
+  const std::string path = benchRecordingPath(folder);
+  for (std::uint32_t part = 0; std::filesystem::remove(TagFileWriter::partPath(path, part));
+       ++part) {
+  }
+}
+
+std::vector<BenchCase> benchCases(const std::string& disk_folder) {
   return {
       {"Null", "does nothing per tag: the engine's own cost",
        [] { return std::make_unique<NullMeasurement>("Null"); }},
@@ -70,6 +86,11 @@ std::vector<BenchCase> benchCases() {
        }},
       {"PhaseNoise", "channel 3 (10 MHz clock), samples_per_octave 512",
        [] { return std::make_unique<PhaseNoise>("PhaseNoise", std::vector<channel_t>{3}, 512); }},
+      {"FileWriter", "8 channels to a tag file in " + disk_folder + " (busy time, no fsync)",
+       [disk_folder] {
+         return std::make_unique<FileWriter>("FileWriter", benchRecordingPath(disk_folder),
+                                             kChannels, std::uint64_t{1} << 40);
+       }},
   };
 }
 
@@ -92,6 +113,15 @@ std::vector<BenchCase> scalingCases() {
   cases.push_back(
       {"HistogramLogBins 1 MHz", "click 2, start 4 (1 MHz), 1 ps to 1 us, 1000 bins",
        [] { return std::make_unique<HistogramLogBins>("HistogramLogBins", 2, 4, -12, -6, 1000); }});
+  // The demo stream has 71 tags per microsecond: from 100 ns down most bins hold no tag.
+  for (const auto& [label, binwidth] :
+       {std::pair{"100 ns", 100'000}, std::pair{"10 ns", 10'000}, std::pair{"1 ns", 1'000}}) {
+    cases.push_back({std::string("Counter ") + label,
+                     std::string("8 channels, binwidth ") + label + ", n_values 1000",
+                     [binwidth = binwidth] {
+                       return std::make_unique<Counter>("Counter", kChannels, binwidth, 1000);
+                     }});
+  }
   return cases;
 }
 
@@ -112,6 +142,7 @@ struct Options {
   std::size_t memory_tags = 100'000'000;
   std::size_t memory_factor = 4;
   std::size_t memory_child = 0;
+  std::string disk_folder = "/work";
 };
 
 // One graph run of `measurements` over the stream; returns the profile.
@@ -141,6 +172,8 @@ CaseResult measureCase(const BenchCase& bench_case,
     const Profile profile = runGraph(stream, options, options.threads, {measurement.get()});
     capacities.push_back(profile.nodes[1].capacityMTagsPerSecond());
     walls.push_back(profile.wallMTagsPerSecond());
+    measurement.reset();
+    removeBenchRecording(options.disk_folder);
   }
   return {bench_case.name, bench_case.setup, median(capacities), median(walls)};
 }
@@ -158,8 +191,32 @@ double measureTogether(const std::vector<BenchCase>& cases,
       measurements.push_back(owned.back().get());
     }
     walls.push_back(runGraph(stream, options, threads, measurements).wallMTagsPerSecond());
+    owned.clear();
+    removeBenchRecording(options.disk_folder);
   }
   return median(walls);
+}
+
+// The synthetic source alone with the demo channels, drained into blocks on this thread:
+// what `tagflow run` on the demo configuration can be fed at.
+double measureSyntheticSource(const Options& options) {
+  SyntheticConfig config;
+  config.channels = demoChannels();
+  config.block_size = options.block_size;
+  config.duration_ps = static_cast<timestamp_t>(options.tags / config.totalRateHz() * 1e12) + 1;
+  std::vector<double> rates;
+  for (int run = 0; run < options.runs; ++run) {
+    SyntheticSource source(config);
+    BlockBuffer block;
+    block.storage.reserve(source.maxBlockTags());
+    std::uint64_t tags = 0;
+    const auto begin = std::chrono::steady_clock::now();
+    while (source.next(block)) tags += block.tags.size();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    rates.push_back(static_cast<double>(tags) / seconds * 1e-6);
+  }
+  return median(rates);
 }
 
 double measureBareScan(const std::vector<Tag>& stream, int runs) {
@@ -210,7 +267,7 @@ int memoryChild(const Options& options) {
   graph_options.threads = options.threads;
   MeasurementGraph graph(source, graph_options);
   std::unique_ptr<Measurement> measured;
-  for (const auto& bench_case : benchCases()) {
+  for (const auto& bench_case : benchCases(options.disk_folder)) {
     if (bench_case.name == options.only) measured = bench_case.make();
   }
   if (measured) {
@@ -245,7 +302,9 @@ std::pair<std::uint64_t, long> runMemoryChild(std::size_t tags, const Options& o
 
 int memoryCheck(const Options& options) {
   bool known = options.only.empty();
-  for (const auto& bench_case : benchCases()) known = known || bench_case.name == options.only;
+  for (const auto& bench_case : benchCases(options.disk_folder)) {
+    known = known || bench_case.name == options.only;
+  }
   if (!known) throw std::invalid_argument("--only " + options.only + ": no such measurement");
   std::cout << "memory check: synthetic source block by block, "
             << (options.only.empty() ? "Counter" : options.only)
@@ -291,7 +350,7 @@ void writeJson(const std::string& path, const Options& options, std::size_t tags
 
 int runBench(const Options& options) {
   std::vector<BenchCase> cases, scaling;
-  for (auto& bench_case : benchCases()) {
+  for (auto& bench_case : benchCases(options.disk_folder)) {
     if (options.only.empty() || bench_case.name == options.only) cases.push_back(bench_case);
   }
   for (auto& bench_case : scalingCases()) {
@@ -299,7 +358,7 @@ int runBench(const Options& options) {
       scaling.push_back(bench_case);
     }
   }
-  if (cases.empty() && scaling.empty()) {
+  if (cases.empty() && scaling.empty() && options.only != "SyntheticSource") {
     throw std::invalid_argument("--only " + options.only + ": no such measurement");
   }
 
@@ -314,6 +373,11 @@ int runBench(const Options& options) {
 
   std::vector<CaseResult> results, scaling_results;
   for (const auto& bench_case : cases) results.push_back(measureCase(bench_case, stream, options));
+  if (options.only.empty() || options.only == "SyntheticSource") {
+    const double synthetic = measureSyntheticSource(options);
+    results.push_back({"SyntheticSource", "the demo channels drained into blocks (one core)",
+                       synthetic, synthetic});
+  }
   for (const auto& bench_case : scaling) {
     scaling_results.push_back(measureCase(bench_case, stream, options));
   }
@@ -387,10 +451,10 @@ int main(int argc, char** argv) {
   app.add_flag("--channels", channels,
                "benchmark the virtual channels and a composed graph instead (--only: prefix)");
   bool files = false;
-  std::string disk_folder = "/work";
   app.add_flag("--files", files,
                "benchmark tag files instead: packing, decoding, FileWriter to /dev/shm and disk");
-  app.add_option("--disk-folder", disk_folder, "--files: folder on the disk to write to")
+  app.add_option("--disk-folder", options.disk_folder,
+                 "folder on the disk the FileWriter row (and --files) writes to")
       ->check(CLI::ExistingDirectory);
   bool link = false;
   app.add_flag("--link", link,
@@ -418,7 +482,7 @@ int main(int argc, char** argv) {
   try {
     if (options.memory_child > 0) return memoryChild(options);
     if (options.memory_check) return memoryCheck(options);
-    if (files) return runFileBench({options.tags, options.runs, disk_folder, options.json});
+    if (files) return runFileBench({options.tags, options.runs, options.disk_folder, options.json});
     if (!vendor_memory_child.empty()) {
       return vendorMemoryChild(vendor_memory_child, options.block_size);
     }

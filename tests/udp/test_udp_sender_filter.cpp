@@ -146,6 +146,13 @@ TEST_CASE("A receiver told its sender counts every other datagram as foreign, fr
   CHECK(stats.datagrams_accepted == 0);
   CHECK(stats.foreign == sent.datagrams_sent);  // read or dropped for room, each is counted
 
+  SECTION("a second receiver on the port is refused, as without a sender") {
+    UdpSourceConfig second = loopbackReceiver();
+    second.port = receiver.port();
+    second.sender = config.sender;
+    CHECK_THROWS_WITH(UdpStreamSource(second),
+                      Catch::Contains("another program receives on this port"));
+  }
   SECTION("a sender setting that is not ADDRESS:PORT is refused with the valid form") {
     UdpSourceConfig bad = loopbackReceiver();
     bad.sender = "127.0.0.1";

@@ -215,7 +215,15 @@ UdpStreamSource::UdpStreamSource(UdpSourceConfig config)
   }
   const sockaddr_in address = socketAddress({config_.address, config_.port}, "udp source", true);
   const bool named_sender = !config_.sender.empty();
-  socket_ = boundSocket(address, named_sender);
+  sockaddr_in stream_address = address;
+  if (named_sender) {
+    // The two sockets share the port, which would also let another receiver of this user
+    // join them: a plain bind first says whether the port is free (and picks one for port 0).
+    const SocketFd probe = boundSocket(address, false);
+    socklen_t probe_length = sizeof stream_address;
+    getsockname(probe.get(), reinterpret_cast<sockaddr*>(&stream_address), &probe_length);
+  }
+  socket_ = boundSocket(stream_address, named_sender);
   receive_buffer_granted_ = setSocketBuffer(socket_.get(), true, config_.receive_buffer_bytes);
   const int on = 1;
   if (setsockopt(socket_.get(), SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on) != 0) {
