@@ -243,9 +243,10 @@ UdpStreamSource::UdpStreamSource(UdpSourceConfig config)
     // are still sorted out by the receiving thread.
     foreign_socket_ = boundSocket(local, true);
     setSocketBuffer(foreign_socket_.get(), true, kForeignBufferBytes);
-    const sockaddr_in sender =
+    sender_address_ =
         socketAddress(parseEndpoint(config_.sender, "udp source sender"), "udp source sender");
-    if (::connect(socket_.get(), reinterpret_cast<const sockaddr*>(&sender), sizeof sender) != 0) {
+    if (::connect(socket_.get(), reinterpret_cast<const sockaddr*>(&sender_address_),
+                  sizeof sender_address_) != 0) {
       throw IoError("udp source: cannot restrict the stream to sender " + config_.sender + ": " +
                     systemErrorText(errno));
     }
@@ -328,9 +329,9 @@ void UdpStreamSource::receiveLoop() {
     std::byte bytes[CMSG_SPACE(sizeof(std::uint32_t))];
   };
   std::array<Control, kBatch> controls{};
-  sockaddr_in stream_peer{};
+  // A named sender is the peer from the start; otherwise the first datagram's sender.
+  sockaddr_in stream_peer = sender_address_;
   bool have_peer = !config_.sender.empty();
-  if (have_peer) stream_peer = socketAddress(parseEndpoint(config_.sender, "sender"), "sender");
   bool was_full = false;
   std::uint64_t largest = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
@@ -418,9 +419,11 @@ void UdpStreamSource::countForeign() {
     const int received =
         recvmmsg(foreign_socket_.get(), messages.data(), kMessages, MSG_DONTWAIT, nullptr);
     if (received <= 0) break;
+    std::uint64_t bytes = 0;
+    for (int j = 0; j < received; ++j) bytes += messages[static_cast<std::size_t>(j)].msg_len;
     count(kReceived, static_cast<std::uint64_t>(received));
     count(kForeign, static_cast<std::uint64_t>(received));
-    for (int j = 0; j < received; ++j) count(kBytes, messages[static_cast<std::size_t>(j)].msg_len);
+    count(kBytes, bytes);
   }
   std::array<std::uint32_t, SK_MEMINFO_VARS> memory{};
   socklen_t length = sizeof memory;

@@ -164,7 +164,8 @@ class UdpStreamSource : public Source {
   UdpSourceConfig config_;
   UdpEndpoint bound_;
   SocketFd socket_;
-  SocketFd foreign_socket_;  // with a named sender: everything else sent to the port
+  SocketFd foreign_socket_;       // with a named sender: everything else sent to the port
+  sockaddr_in sender_address_{};  // the named sender, parsed once
   std::size_t capacity_;
   DatagramRing ring_;
   std::array<std::atomic<std::uint64_t>, kCounterCount> counters_{};
