@@ -39,6 +39,7 @@ class NodeTimer {
   Clock::time_point begin() {
     const auto now = Clock::now();
     profile_.wait_s += secondsBetween(last_end_, now);
+    live_wait_s_.store(profile_.wait_s, std::memory_order_relaxed);
     return now;
   }
 
@@ -47,6 +48,9 @@ class NodeTimer {
     profile_.busy_s += secondsBetween(began, last_end_);
     profile_.blocks += 1;
     profile_.tags += tags;
+    live_busy_s_.store(profile_.busy_s, std::memory_order_relaxed);
+    live_blocks_.store(profile_.blocks, std::memory_order_relaxed);
+    live_tags_.store(profile_.tags, std::memory_order_relaxed);
     if (profile_.trace.size() < profile_.trace.capacity()) {
       profile_.trace.push_back(TraceSpan{sequence, secondsBetween(run_start_, began) * 1e6,
                                          secondsBetween(began, last_end_) * 1e6});
@@ -57,10 +61,28 @@ class NodeTimer {
     profile_.max_latency_s = std::max(profile_.max_latency_s, secondsBetween(published, last_end_));
   }
 
+  // The counters so far, readable from any thread while the node works (no trace, no latency).
+  NodeProfile live() const {
+    NodeProfile out;
+    out.name = profile_.name;
+    out.kind = profile_.kind;
+    out.blocks = live_blocks_.load(std::memory_order_relaxed);
+    out.tags = live_tags_.load(std::memory_order_relaxed);
+    out.busy_s = live_busy_s_.load(std::memory_order_relaxed);
+    out.wait_s = live_wait_s_.load(std::memory_order_relaxed);
+    return out;
+  }
+
  private:
   NodeProfile& profile_;
   Clock::time_point run_start_;
   Clock::time_point last_end_;
+  // Copies of the profile's counters that other threads may read while the node runs; the
+  // profile itself belongs to the thread running the node.
+  std::atomic<std::uint64_t> live_blocks_{0};
+  std::atomic<std::uint64_t> live_tags_{0};
+  std::atomic<double> live_busy_s_{0};
+  std::atomic<double> live_wait_s_{0};
 };
 
 // Checks the block contract cheaply (no scan): tiling, and the first and last tag in range.
@@ -142,6 +164,7 @@ struct MeasurementGraph::Run {
   // Blocks the source has handed out (the next one gets this sequence number). Written by the
   // source task before the block is dispatched, read under `mutex` by add() and remove().
   std::atomic<std::uint64_t> produced{0};
+  std::atomic<timestamp_t> stream_duration_ps{0};  // of the blocks produced so far
   std::vector<int> virtual_parent;
   tbb::flow::graph* graph = nullptr;
   Clock::time_point start;
@@ -465,6 +488,7 @@ PooledBlock* SourceStage::operator()(tbb::flow_control& control) {
   timer_.end(began, block->sequence, block->buffer.tags.size());
   block->published = Clock::now();
   profile_.stream_duration_ps = block->buffer.end_time - stream_start_;
+  run_.stream_duration_ps.store(profile_.stream_duration_ps, std::memory_order_relaxed);
   reportProgress(block->published);
   return block;
 }
@@ -513,6 +537,34 @@ void MeasurementGraph::connectConsumers(Run& run, std::size_t pool_blocks) {
   for (Consumer& consumer : run.consumers) {
     run.streams[static_cast<std::size_t>(consumer.reads)].push_back(&consumer);
   }
+}
+
+Profile MeasurementGraph::liveProfile() const {
+  Profile profile;
+  profile.threads = options_.threads > 0 ? options_.threads : tbb::info::default_concurrency();
+  profile.max_blocks_in_flight = options_.max_blocks_in_flight;
+  std::shared_ptr<Run> run;
+  {
+    std::lock_guard lock(mutex_);
+    run = run_;
+  }
+  if (run == nullptr) return profile;
+  std::lock_guard lock(run->mutex);
+  for (const NodeTimer& timer : run->timers) profile.nodes.push_back(timer.live());
+  const std::uint64_t produced = run->produced.load(std::memory_order_acquire);
+  std::uint64_t oldest_unfinished = produced;
+  for (const Consumer& consumer : run->consumers) {
+    // A block is in flight until every measurement finished it (virtual channels come first).
+    if (consumer.removed || consumer.measurement == nullptr) continue;
+    oldest_unfinished =
+        std::min(oldest_unfinished, consumer.next_unprocessed.load(std::memory_order_acquire));
+  }
+  profile.blocks_in_flight = static_cast<std::size_t>(produced - oldest_unfinished);
+  profile.tags = profile.nodes.front().tags;
+  profile.blocks = profile.nodes.front().blocks;
+  profile.stream_duration_ps = run->stream_duration_ps.load(std::memory_order_relaxed);
+  profile.wall_s = secondsBetween(run->start, Clock::now());
+  return profile;
 }
 
 Profile MeasurementGraph::runStream(timestamp_t duration_ps) {

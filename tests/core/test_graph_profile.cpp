@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <sstream>
 
@@ -96,4 +97,41 @@ TEST_CASE("printProfile and writeChromeTrace write every node", "[graph][profile
   REQUIRE_THROWS_AS(writeChromeTrace(dir.file("missing/trace.json"), profile), IoError);
   REQUIRE_THROWS_WITH(writeChromeTrace(dir.file("missing/trace.json"), profile),
                       Contains("missing/trace.json"));
+}
+
+TEST_CASE("The live profile grows while the graph runs and is empty after", "[graph][profile]") {
+  PatternSource::Config config;
+  config.blocks = 400;
+  config.block_ps = 1000;
+  config.tags_per_block = 5;
+  PatternSource source(config);
+  Probe fast("fast");
+  Probe slow("slow", Probe::Options{.sleep_per_block = 500us});
+  MeasurementGraph graph(source, GraphOptions{.max_blocks_in_flight = 4, .threads = 2});
+  graph.add(fast);
+  graph.add(slow);
+  CHECK(graph.liveProfile().nodes.empty());
+  auto finished = graph.runAsync();
+
+  std::uint64_t last_tags = 0;
+  int snapshots_during_run = 0;
+  while (finished.wait_for(20ms) == std::future_status::timeout) {
+    const Profile live = graph.liveProfile();
+    if (live.nodes.empty()) continue;  // the run has not registered yet
+    ++snapshots_during_run;
+    REQUIRE(live.nodes.size() == 3);
+    CHECK(live.nodes[2].name == "slow");
+    CHECK(live.tags >= last_tags);
+    last_tags = live.tags;
+    // Nobody finishes a block the source has not produced; back-pressure bounds the gap.
+    CHECK(live.nodes[1].tags <= live.tags);
+    CHECK(live.nodes[2].blocks <= live.blocks);
+    CHECK(live.blocks_in_flight <= 4 + 2);
+    CHECK(live.stream_duration_ps <= static_cast<timestamp_t>(config.blocks * config.block_ps));
+    CHECK(live.wall_s > 0);
+  }
+  const Profile profile = finished.get();
+  CHECK(snapshots_during_run >= 5);  // 400 blocks of 0.5 ms: about 0.2 s
+  CHECK(last_tags <= profile.tags);
+  CHECK(graph.liveProfile().nodes.empty());
 }

@@ -94,6 +94,10 @@ class MeasurementGraph {
   // Ends the run after the block being produced now; safe from any thread.
   void requestStop() { stop_requested_.store(true, std::memory_order_relaxed); }
 
+  // The profile of the run in progress so far (no timeline, no latencies), with the blocks in
+  // flight; safe from any thread. Empty nodes when no run is in progress.
+  Profile liveProfile() const;
+
   std::vector<Measurement*> measurements() const;
   const std::vector<VirtualChannel*>& virtualChannels() const { return channels_; }
   const GraphOptions& options() const { return options_; }

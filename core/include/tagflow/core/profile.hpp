@@ -40,6 +40,7 @@ struct Profile {
   double wall_s = 0;
   int threads = 0;
   std::size_t max_blocks_in_flight = 0;
+  std::size_t blocks_in_flight = 0;  // produced but not yet finished by every node (live only)
 
   double wallMTagsPerSecond() const { return wall_s > 0 ? tags / wall_s * 1e-6 : 0; }
   // Busy time of one measurement node over all measurement busy time (the source excluded).
