@@ -7,6 +7,7 @@
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/kind_registry.hpp"
 #include "tagflow/io/hdf5/photon_hdf5.hpp"
+#include "tagflow/io/sources/paced_source.hpp"
 #include "tagflow/io/sources/raw_file.hpp"
 #include "tagflow/io/tagfile/file_reader.hpp"
 #include "tagflow/io/udp/stream_source.hpp"
@@ -49,7 +50,9 @@ const ParameterSchema& syntheticSchema() {
            .atLeast(-0x1p62)  // +-2^62 ps: stream times stay within it (SyntheticConfig)
            .atMost(0x1p62)
            .byDefault(std::int64_t{0})
-           .help("time of the stream start")});
+           .help("time of the stream start"),
+       ParameterSpec::real("speed").byDefault(-1.0).help(
+           "pace: negative as fast as possible, 1.0 real time (0.001 to 1e6), for live views")});
   return schema;
 }
 
@@ -301,7 +304,12 @@ const std::vector<SourceKind>& sourceKinds() {
       {&syntheticSchema(),
        {&poissonSchema(), &clockSchema(), &partnerSchema(), &overflowSchema()},
        [](const SourceSpec& spec) -> std::unique_ptr<Source> {
-         return std::make_unique<SyntheticSource>(syntheticConfigFrom(spec));
+         auto source = std::make_unique<SyntheticSource>(syntheticConfigFrom(spec));
+         const double speed = syntheticSchema()
+                                  .validate(withoutKind(spec.parameters), "source 'synthetic'")
+                                  .getDouble("speed");
+         if (speed < 0) return source;
+         return std::make_unique<PacedSource>(std::move(source), speed);
        }},
       {&rawSchema(),
        {},
