@@ -4,6 +4,7 @@
 The layers, lowest first (docs/architecture.md):
   core                        includes nothing of the project
   measurements, channels, io  include core only, never each other
+  serve                       the live view: includes core and io
   include/ (tagflow.hpp, kinds.hpp: the whole library joined), then tools, bench, examples,
   python, tests, fuzz         may include all of the above
 
@@ -16,12 +17,13 @@ import pathlib
 import re
 import sys
 
-LIBRARIES = {"core", "measurements", "channels", "io"}
+LIBRARIES = {"core", "measurements", "channels", "io", "serve"}
 ALLOWED = {
     "core": {"core"},
     "measurements": {"core", "measurements"},
     "channels": {"core", "channels"},
     "io": {"core", "io"},
+    "serve": {"core", "io", "serve"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 SOURCE_SUFFIXES = {".hpp", ".cpp", ".h", ".cc"}

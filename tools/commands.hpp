@@ -20,6 +20,23 @@ struct RunOptions {
 
 int runCommand(const RunOptions& options);
 
+struct ServeCommandOptions {
+  std::string config_path;
+  std::string output;  // overrides [run] output when not empty
+  int threads = -1;    // overrides [run] threads when >= 0
+  std::string address = "127.0.0.1";
+  int port = 8080;
+  double update_hz = 10;
+  std::string token;
+  std::string web_root;
+  bool quiet = false;
+};
+
+// Runs the graph like runCommand while serving its live view (docs/serve.md); when the stream
+// ends the page keeps the final results until Ctrl-C or the page's "Stop run", then the
+// results file is written.
+int serveCommand(const ServeCommandOptions& options);
+
 // Writes the configured source's stream (up to [run] duration_ps) to a tag file set (.tags)
 // or a raw tag file (any other name).
 int recordCommand(const std::string& config_path, const std::string& output);

@@ -3,6 +3,7 @@
 // `tagflow record CONFIG.toml OUT` writes a source's stream to a tag file or a raw tag file;
 // `tagflow convert IN OUT` converts between raw tag files, tag files and Photon-HDF5, and
 // from other vendors' files; `tagflow info FILE` shows a vendor file's header;
+// `tagflow serve CONFIG.toml` runs it while a web page shows it live;
 // `tagflow plot RESULTS.h5` draws the figures of a results file; `tagflow stream send` sends
 // a source's stream over UDP and `tagflow linktest` measures that link.
 #include <CLI/CLI.hpp>
@@ -28,6 +29,27 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1024));
   run->add_flag("-q,--quiet", run_options.quiet, "print nothing but errors");
   run->footer(cli::kindsHelp());
+
+  cli::ServeCommandOptions serve_options;
+  auto* serve = app.add_subcommand(
+      "serve", "run a measurement graph and show it live in a web browser (docs/serve.md)");
+  serve->add_option("config", serve_options.config_path, "configuration file (TOML)")->required();
+  serve->add_option("-o,--output", serve_options.output,
+                    "HDF5 output file (overrides [run] output)");
+  serve->add_option("-t,--threads", serve_options.threads, "worker threads (0 = all cores)")
+      ->check(CLI::Range(0, 1024));
+  serve->add_option("--address", serve_options.address,
+                    "address to listen on (default 127.0.0.1; any other needs the printed token)");
+  serve->add_option("--port", serve_options.port, "TCP port (default 8080, 0: any free port)")
+      ->check(CLI::Range(0, 65535));
+  serve->add_option("--update-hz", serve_options.update_hz, "page updates per second (1 to 60)")
+      ->check(CLI::Range(1.0, 60.0));
+  serve->add_option("--token", serve_options.token,
+                    "token every data and control request must carry (default: a random one "
+                    "when not on 127.0.0.1)");
+  serve->add_option("--web-root", serve_options.web_root,
+                    "folder of the page (default: the installed one)");
+  serve->add_flag("-q,--quiet", serve_options.quiet, "print only the URL and errors");
 
   std::string record_config, record_output;
   auto* record =
@@ -129,6 +151,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*run) return cli::runCommand(run_options);
+    if (*serve) return cli::serveCommand(serve_options);
     if (*record) return cli::recordCommand(record_config, record_output);
     if (*convert) return cli::convertCommand(convert_options);
     if (*info) return cli::infoCommand(info_options);

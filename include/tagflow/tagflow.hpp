@@ -1,6 +1,7 @@
 // tagflow: one include for the whole library. The engine (blocks, graph, profile), every
-// measurement and virtual channel, the sources, tag files, the UDP link and the HDF5 results
-// writer. For smaller builds include the headers of the parts you use instead.
+// measurement and virtual channel, the sources, tag files, the UDP link, the HDF5 results
+// writer and the live web view (serve). For smaller builds include the headers of the parts
+// you use instead.
 #pragma once
 
 #include "tagflow/version.hpp"
@@ -39,5 +40,7 @@
 #include "tagflow/io/tagfile/file_writer.hpp"
 #include "tagflow/io/udp/stream_sender.hpp"
 #include "tagflow/io/udp/stream_source.hpp"
+
+#include "tagflow/serve/server.hpp"
 
 #include "tagflow/kinds.hpp"

@@ -30,6 +30,8 @@ plant channels/include/tagflow/channels/registry.hpp tagflow/measurements/regist
 plant io/src/sources/raw_file.cpp tagflow/channels/combiner.hpp
 plant measurements/src/counter.cpp fast_path/kernel.hpp
 plant tools/run_command.cpp fast_path/kernel.hpp
+plant serve/src/server.cpp tagflow/measurements/counter.hpp
+plant io/src/source_registry.cpp tagflow/serve/server.hpp
 
 # Allowed directions stay accepted.
 rm -rf "$scratch"/*

@@ -1,0 +1,87 @@
+#include "control.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow::serve_detail {
+
+namespace {
+
+ControlOutcome refuse(std::string error) {
+  return {false, std::move(error)};
+}
+
+Measurement* findMeasurement(const MeasurementGraph& graph, const std::string& name,
+                             std::string& error) {
+  std::vector<std::string> valid;
+  for (Measurement* measurement : graph.measurements()) {
+    if (measurement->name() == name) return measurement;
+    valid.push_back(measurement->name());
+  }
+  error = fmt::format("unknown measurement '{}' (valid: {})", name, fmt::join(valid, ", "));
+  return nullptr;
+}
+
+}  // namespace
+
+ControlOutcome applyControl(MeasurementGraph& graph, const std::string& body,
+                            const std::function<void()>& stop_run) {
+  const nlohmann::json request = nlohmann::json::parse(body, nullptr, false);
+  if (request.is_discarded() || !request.is_object()) {
+    return refuse("the body is not a JSON object");
+  }
+  const auto action_it = request.find("action");
+  if (action_it == request.end() || !action_it->is_string()) {
+    return refuse("\"action\" is missing (valid: start, stop, clear, start_for, stop_run)");
+  }
+  const std::string action = action_it->get<std::string>();
+  if (action == "stop_run") {
+    stop_run();
+    return {true, {}};
+  }
+  if (action != "start" && action != "stop" && action != "clear" && action != "start_for") {
+    return refuse(fmt::format(
+        "unknown action '{}' (valid: start, stop, clear, start_for, stop_run)", action));
+  }
+  const auto name_it = request.find("measurement");
+  if (name_it == request.end() || !name_it->is_string()) {
+    return refuse("\"measurement\" is missing: the name of a measurement of the graph");
+  }
+  std::string error;
+  Measurement* measurement = findMeasurement(graph, name_it->get<std::string>(), error);
+  if (measurement == nullptr) return refuse(error);
+  if (action == "start") {
+    measurement->start();
+  } else if (action == "stop") {
+    measurement->stop();
+  } else if (action == "clear") {
+    measurement->clear();
+  } else {
+    const auto duration = request.find("duration_ps");
+    if (duration == request.end() || !duration->is_number_integer() ||
+        duration->get<std::int64_t>() <= 0) {
+      return refuse(fmt::format("duration_ps {} is invalid (valid: an integer from 1 to {} ps)",
+                                duration == request.end() ? "(missing)" : duration->dump(),
+                                std::numeric_limits<std::int64_t>::max()));
+    }
+    const auto clear = request.find("clear");
+    if (clear != request.end() && !clear->is_boolean()) {
+      return refuse(fmt::format("clear {} is invalid (valid: true, false)", clear->dump()));
+    }
+    try {
+      measurement->startFor(duration->get<std::int64_t>(),
+                            clear == request.end() || clear->get<bool>());
+    } catch (const InvalidArgument& e) {
+      return refuse(e.what());
+    }
+  }
+  return {true, {}};
+}
+
+}  // namespace tagflow::serve_detail

@@ -1,0 +1,22 @@
+// The page's controls (POST /api/control, docs/serve.md): start, stop, clear and start_for of
+// one measurement, stop_run of the whole run. A bad request names what was wrong and the
+// valid values; nothing is changed then.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "tagflow/core/measurement_graph.hpp"
+
+namespace tagflow::serve_detail {
+
+struct ControlOutcome {
+  bool ok = false;
+  std::string error;  // when not ok
+};
+
+// `body` is the request's JSON text; `stop_run` ends the run.
+ControlOutcome applyControl(MeasurementGraph& graph, const std::string& body,
+                            const std::function<void()>& stop_run);
+
+}  // namespace tagflow::serve_detail

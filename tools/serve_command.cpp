@@ -1,0 +1,83 @@
+#include <iostream>
+
+#include "commands.hpp"
+#include "damaged_tail.hpp"
+#include "error_context.hpp"
+#include "graph_builder.hpp"
+#include "interrupts.hpp"
+#include "run_config.hpp"
+#include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
+#include "tagflow/io/source_registry.hpp"
+#include "tagflow/serve/server.hpp"
+
+namespace tagflow::cli {
+
+int serveCommand(const ServeCommandOptions& options) {
+  RunConfig config = loadRunConfig(options.config_path);
+  if (!options.output.empty()) config.output = options.output;
+  if (options.threads >= 0) config.threads = options.threads;
+
+  std::unique_ptr<Source> source =
+      withContext("[source]", [&] { return makeSource(config.source); });
+  GraphOptions graph_options;
+  graph_options.threads = config.threads;
+  graph_options.max_blocks_in_flight = config.max_blocks_in_flight;
+  DamagedTailGuard guarded(*source);
+  MeasurementGraph graph(guarded, graph_options);
+  const BuiltGraph nodes = buildGraph(config, graph);
+  checkOutputWritable(config.output);
+
+  ServeOptions serve_options;
+  serve_options.address = options.address;
+  serve_options.port = options.port;
+  serve_options.update_hz = options.update_hz;
+  serve_options.web_root = options.web_root;
+  serve_options.token = options.token;
+  serve_options.source = source.get();
+  serve_options.config_text = config.text;
+  Server server(graph, serve_options);
+  // The first line says where to look; tests and scripts read the URL from it.
+  std::cout << "serving " << server.url() << std::endl;
+  if (!options.quiet) {
+    std::cout << "source: " << source->describe() << "\nrunning " << nodes.measurements.size()
+              << " measurement(s); Ctrl-C or \"Stop run\" on the page ends the run" << std::endl;
+  }
+
+  Interrupts interrupts([&] { server.requestStop(); });
+  Interrupts::abandon(resultsTemporaryPath(config.output));
+  Profile profile;
+  try {
+    profile = graph.run(config.duration_ps);
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow: error: " << e.what() << "\n";
+    server.setRunState(RunState::Failed, e.what());
+    server.waitUntilStopRequested();
+    throw;
+  }
+  server.setFinalProfile(profile);
+  server.setRunState(server.stopRequested() ? RunState::Stopped : RunState::Finished,
+                     guarded.damage());
+  if (!server.stopRequested() && !options.quiet) {
+    std::cout << "the stream ended; the page shows the final results until Ctrl-C or \"Stop "
+                 "run\""
+              << std::endl;
+  }
+  server.waitUntilStopRequested();
+
+  std::vector<ResultSet> results;
+  for (const auto& measurement : nodes.measurements) results.push_back(measurement->getResults());
+  RunInfo info{source->describe(), config.text, sourceStatistics(*source)};
+  info.interrupted = interrupts.interrupted();
+  info.damaged_tail = guarded.damage();
+  writeResultsHdf5(config.output, results, profile, info);
+  if (!options.quiet) {
+    std::cout << "\nprofile:\n";
+    printProfile(std::cout, profile);
+    std::cout << "\nresults written to " << config.output << "\n";
+  }
+  const int damaged = guarded.report(config.output);
+  return interrupts.interrupted() ? interrupts.exitCode() : damaged;
+}
+
+}  // namespace tagflow::cli
