@@ -27,6 +27,7 @@
 #include "channel_bench.hpp"
 #include "file_bench.hpp"
 #include "link_bench.hpp"
+#include "serve_bench.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/source_registry.hpp"
 #include "tagflow/io/sources/memory_source.hpp"
@@ -464,6 +465,9 @@ int main(int argc, char** argv) {
   app.add_flag("--vendor", vendor,
                "benchmark the vendor file readers (PTU, legacy PicoQuant, B&H SPC, quTAG) on one "
                "core instead, and their memory on a file over 4 GiB");
+  bool serve = false;
+  app.add_flag("--serve", serve,
+               "measure what the live view (tagflow serve) with one page costs the graph");
   std::string vendor_memory_child;
   app.add_option("--vendor-memory-child", vendor_memory_child)->group("");
   app.add_flag("--memory-check", options.memory_check,
@@ -488,6 +492,10 @@ int main(int argc, char** argv) {
     }
     if (vendor) {
       return runVendorBench({options.tags, options.block_size, options.runs, options.json});
+    }
+    if (serve) {
+      return runServeBench(
+          {options.tags, options.block_size, options.threads, options.runs, 10, options.json});
     }
     if (link) return runLinkBench({options.tags, options.block_size, options.runs, options.json});
     if (channels) {

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_tagflow, module) {
   bindEngine(module);
   bindMeasurements(module);
   bindChannels(module);
+  bindServe(module);
 }

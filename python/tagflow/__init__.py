@@ -17,6 +17,8 @@ threads with the GIL released; Ctrl-C during a blocking call stops the run clean
 the data. docs/python.md has the whole API and how to port a script.
 """
 
+import time
+
 from . import _tagflow as _core
 
 __version__ = _core.__version__
@@ -131,3 +133,35 @@ def MemorySource(times, channels, block_size=16384, begin_time=None, end_time=No
 def make_source(kind, **kwargs):
     """Any source kind by name, e.g. make_source("ptu", path=...)."""
     return _core.make_source(kind, kwargs)
+
+
+Server = _core.Server
+
+
+def serve(graph, duration_ps=-1, address="127.0.0.1", port=8080, update_hz=10.0, token="",
+          web_root="", on_listening=print):
+    """Runs `graph` while a web page shows it live (docs/serve.md), like `tagflow serve`.
+
+    `on_listening` gets the page's URL. When the stream ends the page keeps the final results
+    until its "Stop run" is pressed or Ctrl-C comes; returns the run's profile. Ctrl-C during
+    the run stops it cleanly and raises KeyboardInterrupt after the data is kept.
+    """
+    server = Server(graph, address=address, port=port, update_hz=update_hz, token=token,
+                    web_root=web_root)
+    if on_listening is not None:
+        on_listening(server.url)
+    try:
+        profile = graph.run(duration_ps)
+    except KeyboardInterrupt:
+        server._run_ended(graph)
+        raise
+    except Exception as error:
+        server._run_ended(graph, failed=True, error=str(error))
+        raise
+    server._run_ended(graph)
+    try:
+        while not server.stop_requested:
+            time.sleep(0.1)
+    finally:
+        del server
+    return profile

@@ -1,7 +1,9 @@
 #include "tagflow/serve/server.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -61,7 +63,9 @@ std::string randomToken() {
   return token;
 }
 
-std::string_view view(beast::string_view text) { return {text.data(), text.size()}; }
+std::string_view view(beast::string_view text) {
+  return {text.data(), text.size()};
+}
 
 bool isLoopback(const net::ip::address& address) {
   return address.is_loopback();
@@ -125,6 +129,7 @@ class Server::Impl {
 
   int port() const { return port_; }
   const std::string& token() const { return token_; }
+  double cpuSeconds();
   std::string url() const;
   void setRunState(RunState state, std::string error);
   void setFinalProfile(Profile profile);
@@ -201,6 +206,7 @@ class Server::Impl::WebSocketSession : public std::enable_shared_from_this<WebSo
   void run() {
     stream_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     stream_.read_message_max(kMaxBodyBytes);
+    stream_.auto_fragment(false);  // a snapshot goes out as one frame
     stream_.async_accept(upgrade_, [self = shared_from_this()](beast::error_code error) {
       if (error) return;
       self->server_.addClient(self);
@@ -384,6 +390,16 @@ Server::Impl::Impl(MeasurementGraph& graph, ServeOptions options)
 Server::Impl::~Impl() {
   io_.stop();
   if (thread_.joinable()) thread_.join();
+}
+
+double Server::Impl::cpuSeconds() {
+  clockid_t clock{};
+  timespec used{};
+  if (pthread_getcpuclockid(thread_.native_handle(), &clock) != 0 ||
+      clock_gettime(clock, &used) != 0) {
+    return 0;
+  }
+  return static_cast<double>(used.tv_sec) + 1e-9 * static_cast<double>(used.tv_nsec);
 }
 
 std::string Server::Impl::url() const {
@@ -576,6 +592,9 @@ const std::string& Server::token() const {
 }
 std::string Server::url() const {
   return impl_->url();
+}
+double Server::cpuSeconds() const {
+  return impl_->cpuSeconds();
 }
 void Server::setRunState(RunState state, std::string error) {
   impl_->setRunState(state, std::move(error));

@@ -433,7 +433,8 @@ const KINDS = {
       const labels = channelLabels(p, Math.max(offsets.length, noise.length));
       // Every channel has offsets of its own: join them on one x axis. uPlot.join fills the
       // points a channel lacks with undefined, which its lines pass over (null would break them).
-      const tables = labels.map((_, i) => table(offsets[i] ?? [], [(noise[i] ?? []).map((v) => yVal(v))], true));
+      const tables = labels.map((_, i) =>
+        table(offsets[i] ?? [], [(noise[i] ?? []).map((v) => yVal(v))], true));
       const data = tables.length > 1 ? uPlot.join(tables) : (tables[0] ?? [[]]);
       p.plot.show({
         key: `${labels.length}`,
@@ -596,32 +597,44 @@ function field(root, name, text) {
 function showProfile(pr) {
   if (!pr) return;
   profileEl.dataset.wallMtagsPerS = String(pr.wall_mtags_per_s ?? 0);
-  field(profileEl, 'wall_rate', isNum(pr.wall_mtags_per_s) ? `${pr.wall_mtags_per_s.toFixed(2)} MTags/s` : '–');
+  const rate = pr.wall_mtags_per_s;
+  field(profileEl, 'wall_rate', isNum(rate) ? `${rate.toFixed(2)} MTags/s` : '–');
   field(profileEl, 'tags', fmtInt(pr.tags));
   field(profileEl, 'stream_time', fmtSeconds(pr.stream_time_ps));
   field(profileEl, 'wall_time', isNum(pr.wall_s) ? `${pr.wall_s.toFixed(1)} s` : '–');
   field(profileEl, 'in_flight', `${pr.blocks_in_flight ?? '–'} / ${pr.max_blocks_in_flight ?? '–'}`);
   field(profileEl, 'threads', fmtInt(pr.threads));
 
-  // One bar per node, the source first, scaled to the fastest node; the slowest is the
-  // bottleneck of the graph and is marked.
+  // One bar per node, the source first. Capacities span decades (a Countrate is a thousand
+  // times faster than a PhaseNoise), so the bars are on a log scale of whole decades, with a
+  // line at the wall rate: a node whose bar ends near the line is what holds the graph back.
+  // The slowest node is marked.
   const nodes = [...(pr.nodes ?? [])].sort((a, b) => (b.kind === 'source') - (a.kind === 'source'));
   const caps = nodes.map((n) => n.capacity_mtags_per_s).filter((c) => isNum(c) && c > 0);
-  const top = Math.max(1e-9, ...caps);
+  const wall = isNum(pr.wall_mtags_per_s) && pr.wall_mtags_per_s > 0 ? pr.wall_mtags_per_s : null;
   const slowest = Math.min(...caps);
+  const lo = Math.floor(Math.log10(Math.min(slowest, wall ?? Infinity, 1e9)));
+  const hi = Math.max(lo + 1, Math.ceil(Math.log10(Math.max(...caps, 1e-9))));
+  const pos = (v) => `${Math.max(0, Math.min(100, (100 * (Math.log10(v) - lo)) / (hi - lo)))}%`;
+  profileEl.querySelector('.scale').textContent =
+    `log scale, ${fmtTick(10 ** lo)} to ${fmtTick(10 ** hi)} MTags/s; the line marks the wall rate`;
   const box = profileEl.querySelector('.bars');
   nodes.forEach((n, i) => {
     let bar = bars.get(n.name);
     if (!bar) {
       bar = el('div', { class: 'bar' },
         el('span', { class: 'bar-label', text: n.kind === n.name ? n.name : `${n.name} (${n.kind})` }),
-        el('span', { class: 'bar-track' }, el('span', { class: 'bar-fill' })),
+        el('span', { class: 'bar-track' },
+          el('span', { class: 'bar-fill' }), el('span', { class: 'bar-mark' })),
         el('span', { class: 'bar-value' }));
       bars.set(n.name, bar);
     }
     if (box.children[i] !== bar) box.insertBefore(bar, box.children[i] ?? null);
     const c = n.capacity_mtags_per_s;
-    bar.querySelector('.bar-fill').style.width = `${isNum(c) ? Math.min(100, (100 * c) / top) : 0}%`;
+    bar.querySelector('.bar-fill').style.width = isNum(c) && c > 0 ? pos(c) : '0%';
+    const mark = bar.querySelector('.bar-mark');
+    mark.hidden = !wall;
+    if (wall) mark.style.left = pos(wall);
     bar.querySelector('.bar-value').textContent = isNum(c) ? `${c.toFixed(1)}` : '–';
     bar.classList.toggle('bottleneck', isNum(c) && c === slowest && caps.length > 1);
     bar.title = `tags ${fmtInt(n.tags)}, blocks ${fmtInt(n.blocks)}, busy ${n.busy_s?.toFixed?.(2)} s, ` +
@@ -634,14 +647,18 @@ function showSource(src) {
   if (!src) return;
   const root = document.getElementById('source');
   root.querySelector('.description').textContent = src.description || '–';
-  fillTable(root.querySelector('tbody'),
-    Object.entries(src.statistics ?? {}).map(([k, v]) => [k, fmtValue(v)]));
+  const stats = Object.entries(src.statistics ?? {});
+  root.querySelector('.no-statistics').hidden = stats.length > 0;
+  fillTable(root.querySelector('tbody'), stats.map(([k, v]) => [k, fmtValue(v)]));
 }
+
+// Set once "Stop run" was acknowledged: the server is writing the results and exits.
+let stopRequested = false;
 
 function showRun(run) {
   if (!run) return;
   const state = document.getElementById('run-state');
-  state.textContent = run.state;
+  state.textContent = stopRequested && run.state === 'running' ? 'stopping' : run.state;
   state.className = `state state-${run.state}`;
   showError(document.getElementById('run-error'), run.error || '');
 }
@@ -721,6 +738,12 @@ function connect() {
   ws.onclose = () => {
     // What is shown stays, greyed: it is the last the server sent.
     document.body.classList.add('stale');
+    if (stopRequested) {
+      // The server exits after "Stop run": there is nothing to reconnect to.
+      document.getElementById('run-state').textContent = 'ended';
+      connection.textContent = 'the server has ended the run and written the results';
+      return;
+    }
     const delay = backoff();
     connection.textContent = `disconnected, retrying in ${(delay / 1000).toFixed(1)} s`;
     setTimeout(connect, delay);
@@ -765,10 +788,18 @@ document.getElementById('download').href = apiUrl('api/results.h5');
 document.getElementById('stop-run').addEventListener('click', async (event) => {
   const button = event.currentTarget;
   button.disabled = true;
+  // Set before the answer: the server may close the WebSocket before its answer arrives.
+  stopRequested = true;
   if (await post({ action: 'stop_run' }, document.getElementById('page-error'))) {
     button.textContent = 'Stopping…';
+    // Unless the connection has already closed on the ended run.
+    if (!document.body.classList.contains('stale')) {
+      document.getElementById('run-state').textContent = 'stopping';
+    }
   } else {
+    stopRequested = false;
     button.disabled = false;
+    if (document.body.classList.contains('stale')) connect();
   }
 });
 

@@ -52,6 +52,10 @@ class Server {
   // http://ADDRESS:PORT/, with ?token=... when a token is required.
   std::string url() const;
 
+  // CPU time the server's thread has used so far, in seconds: what the view costs the machine
+  // (tagflow-bench --serve).
+  double cpuSeconds() const;
+
   // What the page shows about the run. Once the run has ended, `final_profile` (what run()
   // returned) replaces the live profile.
   void setRunState(RunState state, std::string error = {});
