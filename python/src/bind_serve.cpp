@@ -11,8 +11,8 @@ namespace tagflow::python {
 void bindServe(py::module_& module) {
   py::class_<Server>(module, "Server",
                      "serves the live view of a graph while it lives (docs/serve.md)")
-      .def(py::init([](PythonGraph& graph, const std::string& address, int port,
-                       double update_hz, const std::string& token, const std::string& web_root) {
+      .def(py::init([](PythonGraph& graph, const std::string& address, int port, double update_hz,
+                       const std::string& token, const std::string& web_root) {
              ServeOptions options;
              options.address = address;
              options.port = port;
@@ -35,7 +35,7 @@ void bindServe(py::module_& module) {
           "_run_ended",
           [](Server& server, PythonGraph& graph, bool failed, const std::string& error) {
             if (graph.lastProfile()) server.setFinalProfile(*graph.lastProfile());
-            server.setRunState(failed                    ? RunState::Failed
+            server.setRunState(failed                   ? RunState::Failed
                                : server.stopRequested() ? RunState::Stopped
                                                         : RunState::Finished,
                                error);
