@@ -34,7 +34,8 @@ sanitized() {  # name, cmake sanitizer value, CPU target, ctest selection, targe
 unit_tests=(tagflow_core_tests tagflow_measurement_tests tagflow_histogram_tests
   tagflow_clock_tests tagflow_channel_tests)
 sanitized baseline "" x86-64 '-L core|measurements' "${unit_tests[@]}"
-sanitized asan address x86-64-v3 '-L core|measurements|serve' "${unit_tests[@]}" tagflow
+sanitized asan address x86-64-v3 '-L core|measurements|serve' "${unit_tests[@]}" tagflow \
+  tagflow_serve_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   sanitized tsan thread x86-64-v3 "-L core|udp -LE graph|netns" tagflow_core_tests tagflow_udp_tests
 

@@ -162,12 +162,13 @@ class Server::Impl {
   std::string token_;
   Clock::time_point started_ = Clock::now();
 
+  // Declared before the I/O context: the sessions its destructor destroys still count down.
+  std::atomic<std::size_t> connections_{0};
   net::io_context io_;
   tcp::acceptor acceptor_{io_};
   net::steady_timer ticker_{io_};
   std::string address_text_;
   int port_ = 0;
-  std::atomic<std::size_t> connections_{0};
   std::vector<std::weak_ptr<WebSocketSession>> clients_;  // the server's thread only
   std::uint64_t snapshots_sent_ = 0;
 
