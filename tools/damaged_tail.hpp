@@ -25,6 +25,7 @@ class DamagedTailGuard : public Source {
   std::size_t maxBlockTags() const override { return source_.maxBlockTags(); }
   std::vector<channel_t> channels() const override { return source_.channels(); }
   std::string describe() const override { return source_.describe(); }
+  void requestStop() override { source_.requestStop(); }
 
   // The source's message about its damaged tail, or "" when it ended cleanly (so far).
   const std::string& damage() const { return damage_; }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <future>
 
 #include "support/drain.hpp"
 #include "tagflow/core/error.hpp"
@@ -57,4 +58,20 @@ TEST_CASE("The synthetic source is paced by its speed key, and bad speeds are re
   CHECK_THROWS_WITH(makeSource(spec), Contains("speed 0 is invalid") && Contains("0.001 to 1e6"));
   CHECK_THROWS_AS(PacedSource(std::make_unique<SyntheticSource>(shortStream()), 2e6),
                   InvalidArgument);
+}
+
+TEST_CASE("A stop request ends a paced source's wait at once", "[io]") {
+  SyntheticConfig config = shortStream();
+  config.duration_ps = 2'000'000'000'000;  // 2 s in blocks of 1 s, at 0.01 x: 100 s a block
+  config.max_block_duration_ps = 1'000'000'000'000;
+  PacedSource paced(std::make_unique<SyntheticSource>(config), 0.01);
+  auto first = std::async(std::launch::async, [&] {
+    BlockBuffer block;
+    block.storage.reserve(paced.maxBlockTags());
+    return paced.next(block);
+  });
+  CHECK(first.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout);
+  paced.requestStop();
+  REQUIRE(first.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  CHECK(first.get());  // the block is handed out, unpaced
 }

@@ -29,10 +29,10 @@ CONFIG = pathlib.Path(__file__).parent / "serve_live.toml"
 class Served:
     """A `tagflow serve` process and the URL it printed."""
 
-    def __init__(self, tmp_path, *args):
+    def __init__(self, tmp_path, *args, config=CONFIG):
         self.output = tmp_path / "results.h5"
         self.process = subprocess.Popen(
-            [CLI, "serve", str(CONFIG), "--port", "0", "-o", str(self.output), "-q", *args],
+            [CLI, "serve", str(config), "--port", "0", "-o", str(self.output), "-q", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
         assert line.startswith("serving "), f"unexpected first line {line!r}"
@@ -333,3 +333,18 @@ def test_stop_run_writes_the_results_and_exits_cleanly(served):
     assert status == 200
     assert served.process.wait(timeout=30) == 0
     assert served.output.exists()
+
+
+def test_stop_run_ends_a_run_whose_source_waits_for_data(tmp_path):
+    config = tmp_path / "udp.toml"
+    config.write_text('[source]\nkind = "udp"\naddress = "127.0.0.1"\nport = 0\n\n'
+                      '[[measurement]]\nkind = "Countrate"\nname = "rates"\nchannels = [1]\n')
+    server = Served(tmp_path, config=config)
+    try:
+        assert server.snapshot()["source"]["statistics"]["datagrams_received"] == 0
+        status, _ = server.control(action="stop_run")
+        assert status == 200
+        assert server.process.wait(timeout=30) == 0
+        assert server.output.exists()
+    finally:
+        server.stop()

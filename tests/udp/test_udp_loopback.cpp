@@ -114,3 +114,16 @@ TEST_CASE("A run can end at a stream duration before the sender is done",
   CHECK(counter.getBinsCompleted() == 20);
   sending.get();
 }
+
+TEST_CASE("Stopping the graph ends a run whose receiver waits for datagrams",
+          "[udp][loopback][graph]") {
+  UdpStreamSource receiver(loopbackReceiver());  // nobody sends
+  MeasurementGraph graph(receiver);
+  auto& rate = graph.emplace<Countrate>("rate", std::vector<channel_t>{1});
+  auto running = graph.runAsync();
+  CHECK(running.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);
+  graph.requestStop();
+  REQUIRE(running.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(running.get().tags == 0);
+  CHECK(rate.getCountsTotal() == std::vector<std::int64_t>{0});
+}

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <thread>
-
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
@@ -24,10 +22,20 @@ bool PacedSource::next(BlockBuffer& out) {
     wall_anchor_ = std::chrono::steady_clock::now();
   }
   const double seconds = static_cast<double>(out.end_time - stream_anchor_) * 1e-12 / speed_;
-  std::this_thread::sleep_until(wall_anchor_ +
-                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(seconds)));
+  const auto due = wall_anchor_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(seconds));
+  std::unique_lock lock(mutex_);
+  wake_.wait_until(lock, due, [this] { return stopped_; });
   return true;
+}
+
+void PacedSource::requestStop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+  }
+  wake_.notify_all();
+  inner_->requestStop();
 }
 
 std::string PacedSource::describe() const {

@@ -91,8 +91,12 @@ class MeasurementGraph {
   // exception of any node. A graph can be run again; measurements keep their data.
   Profile run(timestamp_t duration_ps = -1);
   std::future<Profile> runAsync(timestamp_t duration_ps = -1);
-  // Ends the run after the block being produced now; safe from any thread.
-  void requestStop() { stop_requested_.store(true, std::memory_order_relaxed); }
+  // Ends the run after the block being produced now, and asks the source to stop waiting for
+  // data (Source::requestStop()); safe from any thread.
+  void requestStop() {
+    stop_requested_.store(true, std::memory_order_relaxed);
+    source_.requestStop();
+  }
 
   // The profile of the run in progress so far (no timeline, no latencies), with the blocks in
   // flight; safe from any thread. Empty nodes when no run is in progress.

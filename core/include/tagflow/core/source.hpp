@@ -1,7 +1,8 @@
 // Source: produces the stream, one block at a time, in time order. `next` fills the buffer
 // with the tags of [begin_time, end_time) and returns false once the stream has ended (the
 // buffer is then untouched). The first block's begin_time is the stream's start; every
-// further block must begin where the previous one ended. A source is used by one thread.
+// further block must begin where the previous one ended. A source is used by one thread
+// (requestStop() excepted).
 #pragma once
 
 #include <cstddef>
@@ -27,6 +28,11 @@ class Source {
 
   // A short human-readable description of what the source produces and how it is configured.
   virtual std::string describe() const = 0;
+
+  // Asks a source that waits (for datagrams, for a pace) to stop waiting and end its stream
+  // soon; safe from any thread. MeasurementGraph::requestStop() calls it, so that a run whose
+  // source has nothing to hand out still ends. Sources that never wait ignore it.
+  virtual void requestStop() {}
 };
 
 }  // namespace tagflow

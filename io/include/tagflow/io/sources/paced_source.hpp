@@ -5,7 +5,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ class PacedSource final : public Source {
   std::size_t maxBlockTags() const override { return inner_->maxBlockTags(); }
   std::vector<channel_t> channels() const override { return inner_->channels(); }
   std::string describe() const override;
+  // Ends the waiting: from now on blocks are handed out unpaced, and the inner source is asked
+  // to stop too.
+  void requestStop() override;
 
   const Source& inner() const { return *inner_; }
   double speed() const { return speed_; }
@@ -32,6 +37,9 @@ class PacedSource final : public Source {
   bool started_ = false;
   timestamp_t stream_anchor_ = 0;
   std::chrono::steady_clock::time_point wall_anchor_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopped_ = false;  // guarded by mutex_
 };
 
 }  // namespace tagflow

@@ -104,7 +104,7 @@ class UdpStreamSource : public Source {
 
   // Safe from any thread.
   UdpReceiverStats stats() const;
-  void requestStop();
+  void requestStop() override;
 
   int port() const { return bound_.port; }
   const UdpEndpoint& endpoint() const { return bound_; }
