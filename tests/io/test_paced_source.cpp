@@ -39,8 +39,8 @@ TEST_CASE("A paced source hands out the same blocks, not before their stream tim
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     REQUIRE(got.blocks.size() == expected.blocks.size());
     CHECK(got.tags == expected.tags);
-    // The last block is released once 0.1 s / speed has passed since the first one, whose
-    // stream time (5 ms) is not waited for.
+    // The last block is released once its end, 0.1 s of stream after the first block's begin,
+    // is due at this speed (a margin of one block's 5 ms for the clock's resolution).
     CHECK(wall_s >= (0.1 - 0.005) / speed);
     CHECK_THAT(paced.describe(), Contains("speed="));
   }
