@@ -83,8 +83,7 @@ std::uint64_t Measurement::getOverflowCount() const {
   return overflow_count_;
 }
 
-ResultSet Measurement::getResults() const {
-  std::lock_guard lock(mutex_);
+ResultSet Measurement::runFactsLocked() const {
   ResultSet out;
   out.kind = kind_;
   out.name = name_;
@@ -93,6 +92,12 @@ ResultSet Measurement::getResults() const {
   out.facts.set("capture_duration_ps", capture_duration_);
   out.facts.set("overflow_count", static_cast<std::int64_t>(overflow_count_));
   out.facts.set("in_overflow", in_overflow_);
+  return out;
+}
+
+ResultSet Measurement::getResults() const {
+  std::lock_guard lock(mutex_);
+  ResultSet out = runFactsLocked();
   out.facts.set("running", running_);
   collectResults(out);
   return out;
@@ -133,6 +138,8 @@ void Measurement::clearLocked() {
 
 void Measurement::streamStarting() {
   std::lock_guard lock(mutex_);
+  plan_started_ = false;
+  window_ = Window{};
   // Actions that waited for a block the last stream never reached take effect now.
   for (const PendingAction& p : pending_) applyLocked(p.action, p.duration, p.clear);
   pending_.clear();
@@ -169,7 +176,11 @@ void Measurement::processBlock(const TagBlock& block) {
     return;
   }
 
-  if (!capturing_) {
+  if (plan_ && !plan_started_) {
+    plan_begin_ = plan_->begin == ShardPlan::kStreamStart ? block.begin_time : plan_->begin;
+    plan_started_ = true;
+  }
+  if (!plan_ && !capturing_) {
     onCaptureStart(block.begin_time, fresh_);
     capturing_ = true;
     fresh_ = false;
@@ -186,8 +197,12 @@ void Measurement::processBlock(const TagBlock& block) {
         block.tags.begin());
   }
 
-  dispatch(block, tag_count, end);
-  capture_duration_ += end - block.begin_time;
+  if (plan_) {
+    dispatchPlanned(block, tag_count, end);
+  } else {
+    dispatch(block, tag_count, end);
+    capture_duration_ += end - block.begin_time;
+  }
 
   if (remaining_ >= 0) remaining_ -= end - block.begin_time;
   if (finishes) {
@@ -203,7 +218,7 @@ void Measurement::dispatch(const TagBlock& block, std::size_t tag_count, timesta
   for (std::uint32_t index : block.special) {
     if (index >= tag_count) break;
     if (index > position) processTimeTags(block.tags.subspan(position, index - position));
-    handleSpecial(block.tags[index]);
+    handleSpecial(block.tags[index], true);
     position = index + 1;
   }
   if (tag_count > position) processTimeTags(block.tags.subspan(position, tag_count - position));
@@ -211,18 +226,188 @@ void Measurement::dispatch(const TagBlock& block, std::size_t tag_count, timesta
 }
 
 void Measurement::trackOverflowWhileStopped(const TagBlock& block) {
-  for (std::uint32_t index : block.special) {
-    const TagType type = block.tags[index].type;
+  trackOverflow(block, 0, block.tags.size());
+}
+
+void Measurement::trackOverflow(const TagBlock& block, std::size_t from, std::size_t to) {
+  auto index = std::lower_bound(block.special.begin(), block.special.end(), from);
+  for (; index != block.special.end() && *index < to; ++index) {
+    const TagType type = block.tags[*index].type;
     if (type == TagType::OverflowBegin) in_overflow_ = true;
     if (type == TagType::OverflowEnd) in_overflow_ = false;
   }
 }
 
-void Measurement::handleSpecial(const Tag& tag) {
+namespace {
+
+timestamp_t saturatingAdd(timestamp_t a, timestamp_t b) {
+  timestamp_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<timestamp_t>::max() : std::numeric_limits<timestamp_t>::min();
+}
+
+std::size_t firstTagAtOrAfter(std::span<const Tag> tags, std::size_t from, std::size_t to,
+                              timestamp_t time) {
+  return static_cast<std::size_t>(
+      std::lower_bound(tags.begin() + static_cast<std::ptrdiff_t>(from),
+                       tags.begin() + static_cast<std::ptrdiff_t>(to), time,
+                       [](const Tag& tag, timestamp_t t) { return tag.time < t; }) -
+      tags.begin());
+}
+
+enum Part { kLeadIn, kCounted, kLeadOut };
+
+}  // namespace
+
+void Measurement::setShardPlan(const ShardPlan& plan) {
+  const std::optional<SplitSupport> support = splitSupport();
+  const std::string who = kind_ + " '" + name_ + "'";
+  if (!support) throw InvalidArgument(who + " cannot be split by time (it runs as one)");
+  if (plan.count < 1 || plan.index < 0 || plan.index >= plan.count) {
+    throw InvalidArgument(who + ": shard " + std::to_string(plan.index) + " of " +
+                          std::to_string(plan.count) + " is invalid (valid: 0 <= index < count)");
+  }
+  if (plan.end <= plan.begin) {
+    throw InvalidArgument(who + ": time range [" + std::to_string(plan.begin) + ", " +
+                          std::to_string(plan.end) + ") ps is empty (valid: end > begin)");
+  }
+  if (plan.count > 1) {
+    if (!support->any_order) {
+      throw InvalidArgument(who +
+                            ": its partial results merge only in time order, so it splits "
+                            "into consecutive ranges but not into " +
+                            std::to_string(plan.count) + " interleaved shards");
+    }
+    const timestamp_t margins = support->before + support->after;
+    if (plan.chunk <= 0 || plan.chunk < margins) {
+      throw InvalidArgument(
+          who + ": chunk " + std::to_string(plan.chunk) +
+          " ps is invalid (valid: >= " + std::to_string(std::max<timestamp_t>(margins, 1)) +
+          " ps, the margins it reads around a chunk)");
+    }
+  }
+  std::lock_guard lock(mutex_);
+  plan_ = plan;
+  split_ = *support;
+  plan_started_ = false;
+}
+
+std::optional<Measurement::Window> Measurement::windowAfter(timestamp_t time) const {
+  const timestamp_t begin = plan_begin_, end = plan_->end;
+  const auto windowOf = [&](timestamp_t counted_begin, timestamp_t counted_end) {
+    return Window{saturatingAdd(counted_begin, -split_.before), counted_begin, counted_end,
+                  saturatingAdd(counted_end, split_.after)};
+  };
+  if (plan_->chunk == 0) {
+    const Window window = windowOf(begin, end);
+    if (window.end > time) return window;
+    return std::nullopt;
+  }
+  const timestamp_t chunk = plan_->chunk;
+  const auto count = static_cast<std::uint64_t>(plan_->count);
+  const auto index = static_cast<std::uint64_t>(plan_->index);
+  const timestamp_t past = saturatingAdd(time, -split_.after) - begin;
+  // Chunk k's window ends at begin + (k + 1) * chunk + after: the first that may end after
+  // `time` is k = past / chunk; then the first owned one from there.
+  auto k = past > 0 ? static_cast<std::uint64_t>(past / chunk) : std::uint64_t{0};
+  k += (index + count - k % count) % count;
+  for (;; k += count) {
+    const timestamp_t counted_begin = begin + static_cast<timestamp_t>(k) * chunk;
+    if (counted_begin >= end) return std::nullopt;
+    const Window window = windowOf(counted_begin, std::min(end, counted_begin + chunk));
+    if (window.end > time) return window;
+  }
+}
+
+void Measurement::dispatchPlanned(const TagBlock& block, std::size_t tag_count, timestamp_t end) {
+  timestamp_t time = block.begin_time;
+  std::size_t position = 0;
+  while (time < end) {
+    if (!capturing_) {
+      const std::optional<Window> next = windowAfter(time);
+      const timestamp_t begin = next ? std::max(next->begin, time) : end;
+      if (begin >= end) {
+        trackOverflow(block, position, tag_count);
+        return;
+      }
+      const std::size_t first = firstTagAtOrAfter(block.tags, position, tag_count, begin);
+      trackOverflow(block, position, first);
+      position = first;
+      time = begin;
+      window_ = *next;
+      onCaptureStart(time, fresh_);
+      capturing_ = true;
+      fresh_ = false;
+      // The overflow began before this window: state built up from here on is as untrustworthy
+      // as one pass would find it.
+      if (in_overflow_) onOverflowBegin(Tag{TagType::OverflowBegin, 0, 0, 0, time});
+    }
+    const Part part = time < window_.counted_begin ? kLeadIn
+                      : time < window_.counted_end ? kCounted
+                                                   : kLeadOut;
+    const timestamp_t boundary = part == kLeadIn    ? window_.counted_begin
+                                 : part == kCounted ? window_.counted_end
+                                                    : window_.end;
+    const timestamp_t segment_end = std::min(boundary, end);
+    const std::size_t stop = firstTagAtOrAfter(block.tags, position, tag_count, segment_end);
+    dispatchSegment(block, position, stop, segment_end, part);
+    if (part == kCounted) capture_duration_ += segment_end - time;
+    position = stop;
+    time = segment_end;
+    if (time >= window_.end) endCaptureLocked();
+  }
+}
+
+void Measurement::dispatchSegment(const TagBlock& block, std::size_t from, std::size_t to,
+                                  timestamp_t segment_end, int part) {
+  const auto deliver = [&](std::size_t first, std::size_t last) {
+    const std::span<const Tag> tags = block.tags.subspan(first, last - first);
+    if (part == kCounted) {
+      processTimeTags(tags);
+    } else if (part == kLeadIn) {
+      processLeadIn(tags);
+    } else {
+      processLeadOut(tags);
+    }
+  };
+  std::size_t position = from;
+  auto index = std::lower_bound(block.special.begin(), block.special.end(), from);
+  for (; index != block.special.end() && *index < to; ++index) {
+    if (*index > position) deliver(position, *index);
+    const Tag& tag = block.tags[*index];
+    handleSpecial(tag, part == kCounted);
+    position = *index + 1;
+  }
+  if (to > position) deliver(position, to);
+  advanceTime(segment_end);
+}
+
+ResultSet Measurement::getPartialState() const {
+  std::lock_guard lock(mutex_);
+  ResultSet out = runFactsLocked();
+  savePartialState(out);
+  return out;
+}
+
+void Measurement::mergePartialState(const ResultSet& later) {
+  const std::string who = kind_ + " '" + name_ + "'";
+  if (!splitSupport()) throw InvalidArgument(who + " cannot be split by time (it runs as one)");
+  if (later.kind != kind_ || later.parameters.entries() != parameters_.entries()) {
+    throw InvalidArgument(who + ": cannot merge the partial state of " + later.kind + " '" +
+                          later.name + "' (a merge needs the same kind and parameters)");
+  }
+  std::lock_guard lock(mutex_);
+  capture_duration_ += later.facts.getInt("capture_duration_ps");
+  overflow_count_ += static_cast<std::uint64_t>(later.facts.getInt("overflow_count"));
+  in_overflow_ = later.facts.getBool("in_overflow", false);
+  mergePartial(later);
+}
+
+void Measurement::handleSpecial(const Tag& tag, bool counted) {
   advanceTime(tag.time);
   switch (tag.type) {
     case TagType::OverflowBegin:
-      if (!in_overflow_) ++overflow_count_;
+      if (!in_overflow_ && counted) ++overflow_count_;
       in_overflow_ = true;
       onOverflowBegin(tag);
       break;
@@ -231,7 +416,7 @@ void Measurement::handleSpecial(const Tag& tag) {
       onOverflowEnd(tag);
       break;
     case TagType::MissedEvents:
-      onMissedEvents(tag);
+      if (counted) onMissedEvents(tag);
       break;
     case TagType::Error:
       onError(tag);

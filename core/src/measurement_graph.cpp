@@ -125,6 +125,12 @@ std::string labelOf(const Measurement& measurement) {
   return measurement.kind() + " '" + measurement.name() + "'";
 }
 
+// The profile's name of node k of a measurement: its own name, or name[k] for a shard.
+std::string nodeName(Measurement& measurement, std::size_t k) {
+  if (measurement.graphNodes().front() == &measurement) return measurement.name();
+  return measurement.name() + "[" + std::to_string(k) + "]";
+}
+
 std::string labelOf(const VirtualChannel& channel) {
   return channel.kind() + " '" + channel.name() + "'";
 }
@@ -289,13 +295,16 @@ Measurement& MeasurementGraph::add(Measurement& measurement) {
     for (const VirtualChannel* channel : channels_) nodes.push_back(topologyNode(*channel));
     const int reads = detail::placeInFixedTopology(first_virtual_channel_, nodes,
                                                    run_->virtual_parent, topologyNode(measurement));
-    measurement.streamStarting();
+    const std::vector<Measurement*> shards = measurement.graphNodes();
     std::lock_guard run_lock(run_->mutex);
-    Consumer& consumer = run_->consumers.emplace_back();
-    consumer.measurement = &measurement;
-    consumer.reads = reads + 1;
-    run_->connect(consumer, run_->newTimer(measurement.name(), measurement.kind()));
-    run_->startDelivering(consumer);
+    for (std::size_t k = 0; k < shards.size(); ++k) {
+      shards[k]->streamStarting();
+      Consumer& consumer = run_->consumers.emplace_back();
+      consumer.measurement = shards[k];
+      consumer.reads = reads + 1;
+      run_->connect(consumer, run_->newTimer(nodeName(measurement, k), measurement.kind()));
+      run_->startDelivering(consumer);
+    }
   }
   measurements_.push_back(&measurement);
   return measurement;
@@ -333,31 +342,39 @@ void MeasurementGraph::remove(Measurement& measurement) {
   }
   measurements_.erase(position);
   if (const std::shared_ptr<Run> run = run_) {
-    Consumer* consumer = nullptr;
+    const std::vector<Measurement*> nodes = measurement.graphNodes();
+    std::vector<Consumer*> consumers;
     {
       std::lock_guard run_lock(run->mutex);
       for (Consumer& candidate : run->consumers) {
-        if (candidate.measurement == &measurement && !candidate.removed) consumer = &candidate;
+        const bool ours =
+            std::find(nodes.begin(), nodes.end(), candidate.measurement) != nodes.end();
+        if (ours && !candidate.removed) consumers.push_back(&candidate);
       }
-      if (consumer == nullptr) throw std::logic_error("running measurement without a node");
-      consumer->removed = true;
-      // Blocks handed out so far still arrive; the ones after do not. A source waiting for
-      // data therefore does not hold the removal up.
-      consumer->stop_sequence = run->produced.load(std::memory_order_acquire);
+      if (consumers.size() != nodes.size()) {
+        throw std::logic_error("running measurement without its nodes");
+      }
+      for (Consumer* consumer : consumers) {
+        consumer->removed = true;
+        // Blocks handed out so far still arrive; the ones after do not. A source waiting for
+        // data therefore does not hold the removal up.
+        consumer->stop_sequence = run->produced.load(std::memory_order_acquire);
+      }
     }
     lock.unlock();
-    // Every block before stop_sequence reaches the measurement; wait until it has seen them.
+    // Every block before stop_sequence reaches each node; wait until it has seen them.
+    const auto caught_up = [&](const Consumer* consumer) {
+      return consumer->stop_sequence != kNever &&
+             consumer->next_unprocessed.load(std::memory_order_acquire) >= consumer->stop_sequence;
+    };
     while (!run->ended.load(std::memory_order_acquire)) {
       {
         std::lock_guard run_lock(run->mutex);
-        if (consumer->stop_sequence != kNever &&
-            consumer->next_unprocessed.load(std::memory_order_acquire) >= consumer->stop_sequence) {
-          break;
-        }
+        if (std::all_of(consumers.begin(), consumers.end(), caught_up)) break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    measurement.streamEnded();
+    for (Measurement* node : nodes) node->streamEnded();
     lock.lock();
   }
   const auto owned = std::find_if(owned_.begin(), owned_.end(),
@@ -528,11 +545,14 @@ void MeasurementGraph::connectConsumers(Run& run, std::size_t pool_blocks) {
     run.connect(consumer, run.newTimer(channel->name(), channel->kind()));
   }
   for (std::size_t i = 0; i < measurements_.size(); ++i) {
-    measurements_[i]->streamStarting();
-    Consumer& consumer = run.consumers.emplace_back();
-    consumer.measurement = measurements_[i];
-    consumer.reads = topology.measurement_stream[i] + 1;
-    run.connect(consumer, run.newTimer(measurements_[i]->name(), measurements_[i]->kind()));
+    const std::vector<Measurement*> nodes = measurements_[i]->graphNodes();
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      nodes[k]->streamStarting();
+      Consumer& consumer = run.consumers.emplace_back();
+      consumer.measurement = nodes[k];
+      consumer.reads = topology.measurement_stream[i] + 1;
+      run.connect(consumer, run.newTimer(nodeName(*measurements_[i], k), measurements_[i]->kind()));
+    }
   }
   for (Consumer& consumer : run.consumers) {
     run.streams[static_cast<std::size_t>(consumer.reads)].push_back(&consumer);

@@ -97,7 +97,25 @@ void Correlation::processTimeTags(std::span<const Tag> tags) {
   events_2_ += window_2_.size() - before_2;
 }
 
+void Correlation::keepPartners(std::span<const Tag> tags) {
+  if (inOverflow()) return;
+  TimeWindow& partners = auto_correlation_ ? events_ : window_2_;
+  for (const Tag& tag : tags) {
+    if (tag.channel == channel_2_) partners.push(tag.time);
+  }
+}
+
+void Correlation::processLeadIn(std::span<const Tag> tags) {
+  keepPartners(tags);
+  if (auto_correlation_) cursor_ = events_.size();  // lead-in events are no anchors
+}
+
+void Correlation::processLeadOut(std::span<const Tag> tags) {
+  keepPartners(tags);
+}
+
 void Correlation::pairUpTo(timestamp_t limit) {
+  limit = std::min(limit, countedEnd());  // later events are anchors of the next range
   if (auto_correlation_) {
     pairAutoUpTo(limit);
   } else {
@@ -145,7 +163,7 @@ void Correlation::forgetEvents() {
 }
 
 void Correlation::advanceTime(timestamp_t time) {
-  if (inOverflow()) overflow_time_ += time - last_time_;
+  if (inOverflow()) overflow_time_ += countedOverlap(last_time_, time);
   last_time_ = time;
   pairUpTo(time + lowest_);
 }
@@ -178,6 +196,23 @@ void Correlation::clearData() {
   forgetEvents();
   events_1_ = events_2_ = 0;
   overflow_time_ = 0;
+}
+
+void Correlation::savePartialState(ResultSet& out) const {
+  out.add("counts", "counts", {n_bins_}, counts_, "pairs per bin");
+  out.add("sums", "", {3},
+          std::vector<std::int64_t>{static_cast<std::int64_t>(events_1_),
+                                    static_cast<std::int64_t>(events_2_), overflow_time_},
+          "events on channel_1, channel_2; capture time inside overflows (ps)");
+}
+
+void Correlation::mergePartial(const ResultSet& later) {
+  const auto& counts = later.values<std::int64_t>("counts", n_bins_);
+  for (std::size_t i = 0; i < n_bins_; ++i) counts_[i] += counts[i];
+  const auto& sums = later.values<std::int64_t>("sums", 3);
+  events_1_ += static_cast<std::uint64_t>(sums[0]);
+  events_2_ += static_cast<std::uint64_t>(sums[1]);
+  overflow_time_ += sums[2];
 }
 
 std::vector<std::int64_t> Correlation::getData() const {

@@ -58,4 +58,13 @@ void Countrate::collectResults(ResultSet& out) const {
           "time tags plus missed events since clear()");
 }
 
+void Countrate::savePartialState(ResultSet& out) const {
+  out.add("counts", "counts", {counts_.size()}, counts_, "per channel, then the discard slot");
+}
+
+void Countrate::mergePartial(const ResultSet& later) {
+  const auto& counts = later.values<std::uint64_t>("counts", counts_.size());
+  for (std::size_t c = 0; c < counts_.size(); ++c) counts_[c] += counts[c];
+}
+
 }  // namespace tagflow

@@ -308,6 +308,18 @@ void HistogramLogBins::processGated(std::span<const Tag> tags) {
   }
 }
 
+std::optional<SplitSupport> HistogramLogBins::splitSupport() const {
+  if (click_gate_.gate || start_gate_.gate) return std::nullopt;
+  return SplitSupport{.before = span_, .after = 0, .any_order = true};
+}
+
+// The capture of a shard starts one span before its range, so the exposure (clicks count from
+// capture start + span) begins exactly at the range: lead-in clicks and starts are not
+// counted, only kept as partners, as in one pass.
+void HistogramLogBins::processLeadIn(std::span<const Tag> tags) {
+  processTimeTags(tags);
+}
+
 void HistogramLogBins::advanceTime(timestamp_t time) {
   accrue(time);
 }
@@ -378,6 +390,25 @@ timestamp_t HistogramLogBins::getAccumulationTimeStart() const {
 timestamp_t HistogramLogBins::getAccumulationTimeClick() const {
   auto lock = lockData();
   return accumulation_click_;
+}
+
+void HistogramLogBins::savePartialState(ResultSet& out) const {
+  out.add("counts", "counts", {counts_.size()}, counts_, "start-click pairs per bin");
+  out.add("sums", "", {4},
+          std::vector<std::int64_t>{accumulation_start_, accumulation_click_,
+                                    static_cast<std::int64_t>(n_start_),
+                                    static_cast<std::int64_t>(n_click_)},
+          "accumulation time start, click (ps); starts, clicks counted");
+}
+
+void HistogramLogBins::mergePartial(const ResultSet& later) {
+  const auto& counts = later.values<std::uint64_t>("counts", counts_.size());
+  for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += counts[i];
+  const auto& sums = later.values<std::int64_t>("sums", 4);
+  accumulation_start_ += sums[0];
+  accumulation_click_ += sums[1];
+  n_start_ += static_cast<std::uint64_t>(sums[2]);
+  n_click_ += static_cast<std::uint64_t>(sums[3]);
 }
 
 void HistogramLogBins::collectResults(ResultSet& out) const {

@@ -8,10 +8,18 @@
 // Threading: hooks run with the measurement's mutex held; every public getter takes the same
 // mutex, so what a reader sees is a snapshot at a block boundary, also while the graph runs.
 // A measurement is running from construction (auto-start), like the reference engine.
+//
+// Splitting by time (docs/parallel.md): a measurement that can split says how much stream time
+// before and after a range it must see (splitSupport()); given a ShardPlan it counts only the
+// plan's ranges, reading the margins around each range through processLeadIn/processLeadOut,
+// and its partial state (getPartialState()) merges into another shard's (mergePartialState()).
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -27,6 +35,27 @@
 namespace tagflow {
 
 class SynchronizedMeasurements;
+
+// What a measurement needs to count a time range [begin, end) exactly as one pass would.
+struct SplitSupport {
+  timestamp_t before = 0;  // stream time before the range whose tags build up state
+  timestamp_t after = 0;   // stream time after the range whose tags complete its events
+  // Partial states are sums: shards may own interleaved chunks and merge in any order.
+  // Otherwise a shard owns one range and states merge in time order.
+  bool any_order = false;
+};
+
+// The stream time a shard counts: [begin, end) cut into chunks of `chunk` ps from `begin`, of
+// which the shard owns those whose index % count == index (chunk 0: the one range [begin, end)).
+// begin = kStreamStart: from the first block of each stream.
+struct ShardPlan {
+  static constexpr timestamp_t kStreamStart = std::numeric_limits<timestamp_t>::min();
+  timestamp_t begin = kStreamStart;
+  timestamp_t end = std::numeric_limits<timestamp_t>::max();
+  timestamp_t chunk = 0;
+  int index = 0;
+  int count = 1;
+};
 
 class Measurement {
  public:
@@ -45,22 +74,22 @@ class Measurement {
   const Parameters& parameters() const { return parameters_; }
 
   // Starts or continues; keeps data.
-  void start();
+  virtual void start();
   // Optionally clears, then runs until `duration` ps of stream time were captured.
-  void startFor(timestamp_t duration, bool clear = true);
+  virtual void startFor(timestamp_t duration, bool clear = true);
   // Stops at the next block boundary; keeps data.
-  void stop();
+  virtual void stop();
   // Drops data and state, resets the capture duration; the running state is unchanged.
-  void clear();
-  bool isRunning() const;
+  virtual void clear();
+  virtual bool isRunning() const;
   // Blocks until a startFor() run has captured its duration. timeout_ms < 0 waits without
   // limit, 0 polls. Returns false on timeout, when no startFor() run is pending (an
   // unbounded run never finishes), or when the stream ended before the duration was reached.
-  bool waitUntilFinished(std::int64_t timeout_ms = -1);
+  virtual bool waitUntilFinished(std::int64_t timeout_ms = -1);
   // Stream time processed while running since construction or the last clear(), in ps.
-  timestamp_t getCaptureDuration() const;
+  virtual timestamp_t getCaptureDuration() const;
   // Overflow intervals that began while running, since the last clear().
-  std::uint64_t getOverflowCount() const;
+  virtual std::uint64_t getOverflowCount() const;
 
   // The channels this measurement reads, so the graph can wire the virtual channels it needs
   // and check that each is produced. nullopt (the default, for measurements that do not say)
@@ -69,7 +98,23 @@ class Measurement {
   virtual std::optional<std::vector<channel_t>> inputChannels() const { return std::nullopt; }
 
   // Consistent snapshot of the results, with parameters and run facts.
-  ResultSet getResults() const;
+  virtual ResultSet getResults() const;
+
+  // How this kind splits by time, or nullopt when it runs only as one (the default).
+  virtual std::optional<SplitSupport> splitSupport() const { return std::nullopt; }
+  // Counts only the plan's ranges from the next stream on. Throws InvalidArgument when the
+  // kind cannot split, or cannot own interleaved chunks, or the chunks are shorter than the
+  // margins around them.
+  void setShardPlan(const ShardPlan& plan);
+  // The raw sums of what this measurement counted (for mergePartialState(), or to send to
+  // another process), with the capture duration and overflow count.
+  ResultSet getPartialState() const;
+  // Adds another shard's partial state of the same kind and parameters: one that counted the
+  // range right after this one's, or any range when the kind merges in any order.
+  void mergePartialState(const ResultSet& later);
+
+  // The nodes that do this measurement's work in a graph: itself, or its shards.
+  virtual std::vector<Measurement*> graphNodes() { return {this}; }
 
   // Graph side: called for every block in sequence order, from one thread at a time.
   void processBlock(const TagBlock& block);
@@ -97,6 +142,21 @@ class Measurement {
   virtual void clearData() = 0;
   virtual void collectResults(ResultSet& out) const = 0;
 
+  // Splitting (see splitSupport()): the time tags of the margins before and after a counted
+  // range, which build up or complete state but are counted by the neighbouring shards. The
+  // special tags there reach the overflow and Error hooks; MissedEvents counts do not.
+  virtual void processLeadIn(std::span<const Tag> /*tags*/) {}
+  virtual void processLeadOut(std::span<const Tag> /*tags*/) {}
+  virtual void savePartialState(ResultSet& /*out*/) const {}
+  virtual void mergePartial(const ResultSet& /*later*/) {}
+  // The end of the range being counted now (events from there on are the next shard's), and
+  // how much of [from, to) lies inside it; without a plan every time counts.
+  timestamp_t countedEnd() const { return window_.counted_end; }
+  timestamp_t countedOverlap(timestamp_t from, timestamp_t to) const {
+    return std::max<timestamp_t>(
+        0, std::min(to, window_.counted_end) - std::max(from, window_.counted_begin));
+  }
+
   bool inOverflow() const { return in_overflow_; }
   timestamp_t captureDurationLocked() const { return capture_duration_; }
   std::unique_lock<std::mutex> lockData() const { return std::unique_lock(mutex_); }
@@ -112,12 +172,28 @@ class Measurement {
     bool clear = false;
   };
 
+  // Kind, name, parameters and the facts every measurement reports.
+  ResultSet runFactsLocked() const;
   void applyLocked(Action action, timestamp_t duration, bool clear);
   void clearLocked();
   void endCaptureLocked();
   void dispatch(const TagBlock& block, std::size_t tag_count, timestamp_t end);
-  void handleSpecial(const Tag& tag);
+  // `counted`: inside a counted range. In a margin the state reaches the hooks, but overflow
+  // intervals and MissedEvents counts are the neighbouring shard's.
+  void handleSpecial(const Tag& tag, bool counted);
   void trackOverflowWhileStopped(const TagBlock& block);
+  void trackOverflow(const TagBlock& block, std::size_t from, std::size_t to);
+  void dispatchPlanned(const TagBlock& block, std::size_t tag_count, timestamp_t end);
+  void dispatchSegment(const TagBlock& block, std::size_t from, std::size_t to,
+                       timestamp_t segment_end, int part);
+  // The window around the first owned range whose window ends after `time`.
+  struct Window {
+    timestamp_t begin = std::numeric_limits<timestamp_t>::min();
+    timestamp_t counted_begin = std::numeric_limits<timestamp_t>::min();
+    timestamp_t counted_end = std::numeric_limits<timestamp_t>::max();
+    timestamp_t end = std::numeric_limits<timestamp_t>::max();
+  };
+  std::optional<Window> windowAfter(timestamp_t time) const;
 
   std::string kind_;
   std::string name_;
@@ -138,6 +214,12 @@ class Measurement {
   // Group actions (SynchronizedMeasurements) waiting for their block, oldest first: a member
   // that lags behind may have several, and each must take effect at its own block.
   std::vector<PendingAction> pending_;
+
+  std::optional<ShardPlan> plan_;
+  SplitSupport split_;
+  timestamp_t plan_begin_ = 0;  // the plan's begin, resolved at a stream's first block
+  bool plan_started_ = false;
+  Window window_;  // the one being captured; everything counts without a plan
 };
 
 }  // namespace tagflow

@@ -40,6 +40,18 @@ struct ResultSet {
   }
 
   const ResultArray& array(const std::string& array_name) const;
+  // The values of an array of `expected_size` elements of type T; throws InvalidArgument
+  // naming the array when it is missing, of another type or of another size.
+  template <typename T>
+  const std::vector<T>& values(const std::string& array_name, std::size_t expected_size) const {
+    const ResultArray& found = array(array_name);
+    const auto* data = std::get_if<std::vector<T>>(&found.data);
+    if (data == nullptr || data->size() != expected_size) throwMismatch(array_name, expected_size);
+    return *data;
+  }
+
+ private:
+  [[noreturn]] void throwMismatch(const std::string& array_name, std::size_t expected_size) const;
 };
 
 }  // namespace tagflow

@@ -38,6 +38,11 @@ class Correlation : public Measurement {
   std::optional<std::vector<channel_t>> inputChannels() const override {
     return std::vector<channel_t>{channel_1_, channel_2_};
   }
+  // A pair belongs to the range of its channel_1 event; its partner may lie up to the window's
+  // upper edge before the range or its lower edge after it.
+  std::optional<SplitSupport> splitSupport() const override {
+    return SplitSupport{.before = highest_, .after = -lowest_, .any_order = true};
+  }
 
  protected:
   void processTimeTags(std::span<const Tag> tags) override;
@@ -49,6 +54,10 @@ class Correlation : public Measurement {
   void onError(const Tag& tag) override;
   void clearData() override;
   void collectResults(ResultSet& out) const override;
+  void processLeadIn(std::span<const Tag> tags) override;
+  void processLeadOut(std::span<const Tag> tags) override;
+  void savePartialState(ResultSet& out) const override;
+  void mergePartial(const ResultSet& later) override;
 
  private:
   void countPair(timestamp_t tau);
@@ -57,6 +66,8 @@ class Correlation : public Measurement {
   void pairCrossUpTo(timestamp_t limit);
   void pairAutoUpTo(timestamp_t limit);
   void forgetEvents();
+  // Keeps the channel_2 events of a margin as partners, never as counted events or anchors.
+  void keepPartners(std::span<const Tag> tags);
   std::vector<double> normalizedLocked() const;
 
   channel_t channel_1_;

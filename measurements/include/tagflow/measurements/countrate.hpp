@@ -23,12 +23,18 @@ class Countrate : public Measurement {
 
   std::optional<std::vector<channel_t>> inputChannels() const override { return channels(); }
   const std::vector<channel_t>& channels() const { return index_.channels(); }
+  // Counts are sums: no margins, any order.
+  std::optional<SplitSupport> splitSupport() const override {
+    return SplitSupport{.any_order = true};
+  }
 
  protected:
   void processTimeTags(std::span<const Tag> tags) override;
   void onMissedEvents(const Tag& tag) override;
   void clearData() override;
   void collectResults(ResultSet& out) const override;
+  void savePartialState(ResultSet& out) const override;
+  void mergePartial(const ResultSet& later) override;
 
  private:
   std::vector<double> ratesLocked() const;

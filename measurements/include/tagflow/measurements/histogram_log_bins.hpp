@@ -49,6 +49,9 @@ class HistogramLogBins : public Measurement {
   timestamp_t getAccumulationTimeClick() const;
 
   std::optional<std::vector<channel_t>> inputChannels() const override;
+  // A shard reads one span (the last edge) before its range: every start a click of the range
+  // pairs with. Gates hold state from the whole past, so a gated histogram runs as one.
+  std::optional<SplitSupport> splitSupport() const override;
 
  protected:
   void processTimeTags(std::span<const Tag> tags) override;
@@ -59,6 +62,9 @@ class HistogramLogBins : public Measurement {
   void onError(const Tag& tag) override;
   void clearData() override;
   void collectResults(ResultSet& out) const override;
+  void processLeadIn(std::span<const Tag> tags) override;
+  void savePartialState(ResultSet& out) const override;
+  void mergePartial(const ResultSet& later) override;
 
  private:
   struct GateState {

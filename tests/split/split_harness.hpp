@@ -1,0 +1,69 @@
+// Runs measurements over parts of a drained stream, block by block without a graph, and
+// compares result sets: the tools of the split tests.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "support/drain.hpp"
+#include "tagflow/core/measurement.hpp"
+
+namespace tagflow::test {
+
+using MeasurementFactory = std::function<std::unique_ptr<Measurement>()>;
+
+// Feeds the blocks of `stream` that overlap [from, to) (all of them by default), as a graph
+// would: only those blocks, so a shard shows it needs nothing beyond its window.
+inline void feed(Measurement& measurement, const DrainedStream& stream,
+                 timestamp_t from = std::numeric_limits<timestamp_t>::min(),
+                 timestamp_t to = std::numeric_limits<timestamp_t>::max()) {
+  measurement.streamStarting();
+  std::uint64_t sequence = 0;
+  for (const DrainedBlock& block : stream.blocks) {
+    if (block.end <= from || block.begin >= to) continue;
+    std::vector<std::uint32_t> special;
+    for (std::size_t i = 0; i < block.tags.size(); ++i) {
+      if (block.tags[i].type != TagType::TimeTag) special.push_back(static_cast<std::uint32_t>(i));
+    }
+    measurement.processBlock(TagBlock{block.tags, special, block.begin, block.end, sequence++});
+  }
+  measurement.streamEnded();
+}
+
+inline void requireSameArrays(const ResultSet& expected, const ResultSet& actual) {
+  REQUIRE(expected.arrays.size() == actual.arrays.size());
+  for (std::size_t i = 0; i < expected.arrays.size(); ++i) {
+    INFO("array " << expected.arrays[i].name);
+    REQUIRE(expected.arrays[i].name == actual.arrays[i].name);
+    REQUIRE(expected.arrays[i].shape == actual.arrays[i].shape);
+    // Bit for bit, doubles (NaN included) as well: they derive from the same integer sums.
+    std::visit(
+        [&](const auto& want) {
+          using Vector = std::decay_t<decltype(want)>;
+          const auto& got = std::get<Vector>(actual.arrays[i].data);
+          REQUIRE(want.size() == got.size());
+          CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(want[0])) == 0);
+        },
+        expected.arrays[i].data);
+  }
+}
+
+inline void requireSameFacts(const ResultSet& expected, const ResultSet& actual) {
+  for (const auto& [key, value] : expected.facts.entries()) {
+    if (key == "running") continue;
+    INFO("fact " << key);
+    REQUIRE(actual.facts.contains(key));
+    CHECK(formatParameter(actual.facts.at(key)) == formatParameter(value));
+  }
+}
+
+inline void requireSameResults(const ResultSet& expected, const ResultSet& actual) {
+  requireSameArrays(expected, actual);
+  requireSameFacts(expected, actual);
+}
+
+}  // namespace tagflow::test
