@@ -1,5 +1,7 @@
 #include "bench_stream.hpp"
 
+#include <algorithm>
+
 #include "tagflow/io/source_registry.hpp"
 #include "tagflow/io/sources/synthetic_source.hpp"
 
@@ -37,6 +39,12 @@ std::shared_ptr<const std::vector<Tag>> makeSyntheticStream(
                  block.tags.begin() + static_cast<std::ptrdiff_t>(take));
   }
   return tags;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 std::uint64_t plainScan(std::span<const Tag> tags) {

@@ -23,6 +23,9 @@ std::shared_ptr<const std::vector<Tag>> makePulseStream(std::size_t count);
 std::shared_ptr<const std::vector<Tag>> makeSyntheticStream(std::size_t count,
                                                             std::vector<SyntheticChannel> channels);
 
+// The median of a figure's runs (the machine is shared: one run says little).
+double median(std::vector<double> values);
+
 // Sums channel and time of every tag, so the loop cannot be optimised away.
 std::uint64_t plainScan(std::span<const Tag> tags);
 

@@ -70,12 +70,6 @@ std::vector<ChannelCase> channelCases() {
   };
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 // Capacity of the first node after the source in one graph run: the virtual channel, or the
 // scan when there is none. On one thread, so the node has the core to itself. With the graph
 // on two threads the other one (source, reader, a waiting worker) competes for the core where

@@ -124,12 +124,6 @@ RunFigures runOnce(const std::shared_ptr<const std::vector<Tag>>& stream,
   return figures;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 }  // namespace
 
 int runServeBench(const ServeBenchOptions& options) {

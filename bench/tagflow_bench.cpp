@@ -27,6 +27,7 @@
 #include "channel_bench.hpp"
 #include "file_bench.hpp"
 #include "link_bench.hpp"
+#include "parallel_bench.hpp"
 #include "serve_bench.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/source_registry.hpp"
@@ -124,12 +125,6 @@ std::vector<BenchCase> scalingCases() {
                      }});
   }
   return cases;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 struct Options {
@@ -466,6 +461,10 @@ int main(int argc, char** argv) {
                "benchmark the vendor file readers (PTU, legacy PicoQuant, B&H SPC, quTAG) on one "
                "core instead, and their memory on a file over 4 GiB");
   bool serve = false;
+  int parallel = 0;
+  app.add_option("--parallel", parallel,
+                 "compare each splittable measurement as one node and as this many shards")
+      ->check(CLI::Range(1, 256));
   app.add_flag("--serve", serve,
                "measure what the live view (tagflow serve) with one page costs the graph");
   std::string vendor_memory_child;
@@ -496,6 +495,11 @@ int main(int argc, char** argv) {
     if (serve) {
       return runServeBench(
           {options.tags, options.block_size, options.threads, options.runs, 10, options.json});
+    }
+    if (parallel > 0) {
+      return runParallelBench({options.tags, options.block_size,
+                               std::max(options.threads, parallel), options.runs, parallel,
+                               options.json});
     }
     if (link) return runLinkBench({options.tags, options.block_size, options.runs, options.json});
     if (channels) {

@@ -7,6 +7,7 @@
 #include "error_context.hpp"
 #include "tagflow/channels/registry.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/core/sharded_measurement.hpp"
 #include "tagflow/kinds.hpp"
 
 namespace tagflow::cli {
@@ -155,7 +156,12 @@ BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
       if (spec.kind == "FileWriter" && !parameters.contains("configuration")) {
         parameters.set("configuration", config.text);
       }
-      return makeMeasurement(spec.kind, spec.name, parameters);
+      if (spec.parallel == 1) return makeMeasurement(spec.kind, spec.name, parameters);
+      const auto make = [kind = spec.kind, name = spec.name, parameters] {
+        return makeMeasurement(kind, name, parameters);
+      };
+      return std::unique_ptr<Measurement>(
+          std::make_unique<ShardedMeasurement>(make, static_cast<int>(spec.parallel)));
     });
     graph.add(*measurement);
     built.measurements.push_back(std::move(measurement));

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/core/sharded_measurement.hpp"
 
 namespace tagflow::cli {
 
@@ -100,8 +101,17 @@ std::vector<MeasurementSpec> nodeSpecs(const toml::table& root, const std::strin
     MeasurementSpec spec;
     spec.kind = p.getString("kind");
     spec.name = p.getString("name", spec.kind + std::to_string(i));
+    const bool measurement = section == "measurement";
+    if (measurement) spec.parallel = p.getInt("parallel", 1);
+    if (spec.parallel < 1 || spec.parallel > ShardedMeasurement::kMaxShards) {
+      throw InvalidArgument(section + " '" + spec.name + "': parallel " +
+                            std::to_string(spec.parallel) + " is invalid (valid: 1 to " +
+                            std::to_string(ShardedMeasurement::kMaxShards) + ")");
+    }
     for (const auto& [key, value] : p.entries()) {
-      if (key != "kind" && key != "name") spec.parameters.set(key, value);
+      if (key != "kind" && key != "name" && !(measurement && key == "parallel")) {
+        spec.parameters.set(key, value);
+      }
     }
     for (const auto& other : specs) {
       if (other.name == spec.name) {

@@ -16,7 +16,9 @@ namespace tagflow::cli {
 struct MeasurementSpec {
   std::string kind;
   std::string name;
-  Parameters parameters;  // without kind and name
+  Parameters parameters;  // without kind, name and parallel
+  // A measurement's shards on as many cores (ShardedMeasurement); 1 runs it as one node.
+  std::int64_t parallel = 1;
 };
 
 struct RunConfig {

@@ -292,6 +292,11 @@ void Measurement::setShardPlan(const ShardPlan& plan) {
   plan_started_ = false;
 }
 
+std::optional<ShardPlan> Measurement::shardPlan() const {
+  std::lock_guard lock(mutex_);
+  return plan_;
+}
+
 std::optional<Measurement::Window> Measurement::windowAfter(timestamp_t time) const {
   const timestamp_t begin = plan_begin_, end = plan_->end;
   const auto windowOf = [&](timestamp_t counted_begin, timestamp_t counted_end) {

@@ -416,7 +416,7 @@ class SourceStage {
  public:
   SourceStage(Source& source, BlockPool& pool, NodeTimer& timer, MeasurementGraph::Run& run,
               const GraphOptions& options, Profile& profile, const std::atomic<bool>& stop,
-              timestamp_t duration_ps)
+              timestamp_t duration_ps, StreamSpan window)
       : source_(source),
         pool_(pool),
         timer_(timer),
@@ -425,6 +425,7 @@ class SourceStage {
         profile_(profile),
         stop_(stop),
         duration_ps_(duration_ps),
+        window_(window),
         last_progress_(run.start) {}
 
   PooledBlock* operator()(tbb::flow_control& control);
@@ -440,6 +441,7 @@ class SourceStage {
   Profile& profile_;
   const std::atomic<bool>& stop_;
   timestamp_t duration_ps_;
+  StreamSpan window_;  // blocks that end before it are skipped, the stream is cut at its end
   bool ended_ = false;
   bool first_ = true;
   timestamp_t stream_start_ = 0;
@@ -486,20 +488,28 @@ PooledBlock* SourceStage::operator()(tbb::flow_control& control) {
   PooledBlock* block = pool_.tryAcquire();
   if (block == nullptr) throw std::logic_error("block pool exhausted: back-pressure broken");
   const auto began = timer_.begin();
-  if (!source_.next(block->buffer)) {
-    pool_.giveBack(block);
-    ended_ = true;
-    control.stop();
-    return nullptr;
+  // A stop request also ends the skipping of blocks before the window.
+  for (bool skipped = false;; skipped = true) {
+    if ((skipped && stop_.load(std::memory_order_relaxed)) || !source_.next(block->buffer)) {
+      pool_.giveBack(block);
+      ended_ = true;
+      control.stop();
+      return nullptr;
+    }
+    checkBlockContract(block->buffer, next_begin_, first_, sequence_);
+    next_begin_ = block->buffer.end_time;
+    first_ = false;
+    if (block->buffer.end_time > window_.begin) break;
   }
-  checkBlockContract(block->buffer, next_begin_, first_, sequence_);
-  if (first_) stream_start_ = block->buffer.begin_time;
-  first_ = false;
+  if (sequence_ == 0) stream_start_ = block->buffer.begin_time;
   if (duration_ps_ > 0 && block->buffer.end_time - stream_start_ >= duration_ps_) {
     cutBlock(block->buffer, stream_start_ + duration_ps_);
     ended_ = true;
   }
-  next_begin_ = block->buffer.end_time;
+  if (block->buffer.end_time >= window_.end) {
+    cutBlock(block->buffer, window_.end);
+    ended_ = true;
+  }
   block->sequence = sequence_++;
   run_.produced.store(sequence_, std::memory_order_release);
   timer_.end(began, block->sequence, block->buffer.tags.size());
@@ -587,7 +597,42 @@ Profile MeasurementGraph::liveProfile() const {
   return profile;
 }
 
-Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
+Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end) {
+  if (end <= begin) {
+    throw InvalidArgument("time range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                          ") ps is empty (valid: end > begin)");
+  }
+  SplitSupport widest;
+  {
+    std::lock_guard lock(mutex_);
+    for (Measurement* measurement : measurements_) {
+      for (Measurement* node : measurement->graphNodes()) {
+        const std::optional<SplitSupport> support = node->splitSupport();
+        if (!support) {
+          throw InvalidArgument(labelOf(*measurement) +
+                                " cannot be split by time, so the graph cannot run a time range "
+                                "(run it on the whole stream)");
+        }
+        widest.before = std::max(widest.before, support->before);
+        widest.after = std::max(widest.after, support->after);
+      }
+    }
+    for (Measurement* measurement : measurements_) {
+      for (Measurement* node : measurement->graphNodes()) {
+        ShardPlan plan = node->shardPlan().value_or(ShardPlan{});
+        plan.begin = begin;
+        plan.end = end;
+        node->setShardPlan(plan);
+      }
+    }
+  }
+  const timestamp_t from = begin - widest.before;
+  source_.seekTo(from);
+  stop_requested_.store(false, std::memory_order_relaxed);
+  return runStream(-1, StreamSpan{from, end + widest.after});
+}
+
+Profile MeasurementGraph::runStream(timestamp_t duration_ps, StreamSpan window) {
   if (duration_ps == 0 || duration_ps < -1) {
     throw InvalidArgument("run duration " + std::to_string(duration_ps) +
                           " ps is invalid (valid: > 0, or -1 for the whole stream)");
@@ -616,9 +661,15 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps) {
   // virtual channel's block holds its input block, so its pool needs no more.
   const std::size_t pool_blocks = options_.max_blocks_in_flight + 2;
   BlockPool pool(pool_blocks, source_.maxBlockTags());
-  SourceStage produce{
-      source_,         pool,       run->newTimer("source", "source"), *run, options_, profile,
-      stop_requested_, duration_ps};
+  SourceStage produce{source_,
+                      pool,
+                      run->newTimer("source", "source"),
+                      *run,
+                      options_,
+                      profile,
+                      stop_requested_,
+                      duration_ps,
+                      window};
 
   StreamEndNotifier notify_stream_end{*run};
   tbb::task_arena arena(threads);

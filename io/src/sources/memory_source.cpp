@@ -78,6 +78,20 @@ bool MemorySource::next(BlockBuffer& out) {
   return true;
 }
 
+std::optional<StreamSpan> MemorySource::timeSpan() {
+  return StreamSpan{begin_time_, end_time_};
+}
+
+bool MemorySource::seekTo(timestamp_t time) {
+  const timestamp_t start = std::clamp(time, begin_time_, end_time_);
+  position_ = static_cast<std::size_t>(
+      std::lower_bound(tags_->begin(), tags_->end(), start,
+                       [](const Tag& tag, timestamp_t t) { return tag.time < t; }) -
+      tags_->begin());
+  next_begin_ = start;
+  return true;
+}
+
 std::string MemorySource::describe() const {
   return "memory tags=" + std::to_string(tags_->size()) +
          " block_size=" + std::to_string(block_size_);

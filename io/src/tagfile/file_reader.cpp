@@ -1,6 +1,8 @@
 #include "tagflow/io/tagfile/file_reader.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <thread>
 
 #include "tagflow/core/error.hpp"
@@ -60,8 +62,13 @@ std::string FileReader::describe() const {
 }
 
 void FileReader::openNextPart() {
-  const std::uint32_t part = reader_->header().part + 1;
-  const std::string where = "tag file '" + reader_->path() + "'";
+  reader_ = nextPartReader(*reader_, record_.header.sequence);
+}
+
+std::unique_ptr<TagFileReader> FileReader::nextPartReader(const TagFileReader& reader,
+                                                          std::uint64_t sequence) const {
+  const std::uint32_t part = reader.header().part + 1;
+  const std::string where = "tag file '" + reader.path() + "'";
   if (base_path_.empty()) {
     throw DataError(where + " continues in part " + std::to_string(part) +
                     ", but its name does not follow the part naming, so the next part cannot be "
@@ -73,7 +80,6 @@ void FileReader::openNextPart() {
     throw TruncatedData(where + " continues in part " + std::to_string(part) + ", but '" +
                         next_path + "' does not exist");
   }
-  const std::uint64_t sequence = record_.header.sequence;
   auto next = std::make_unique<TagFileReader>(next_path);
   if (next->header().recording_id != header_.recording_id || next->header().part != part) {
     throw DataError("tag file '" + next_path + "' is part " + std::to_string(next->header().part) +
@@ -81,7 +87,52 @@ void FileReader::openNextPart() {
                     " of the recording in '" + path_ + "'");
   }
   next->expectSequence(sequence);
-  reader_ = std::move(next);
+  return next;
+}
+
+std::optional<StreamSpan> FileReader::timeSpan() {
+  std::optional<StreamSpan> span;
+  TagFileReader first(path_);
+  std::unique_ptr<TagFileReader> following;
+  for (TagFileReader* part = &first;;) {
+    const std::optional<PartIndex> index = part->readIndex();
+    if (!index) return std::nullopt;
+    if (!index->entries.empty()) {
+      if (!span) span = StreamSpan{index->entries.front().begin_time, 0};
+      span->end = index->entries.back().end_time;
+    }
+    if (!index->continues) return span;
+    following = nextPartReader(*part, index->next_sequence);
+    part = following.get();
+  }
+}
+
+bool FileReader::seekTo(timestamp_t time) {
+  if (started_) throw std::logic_error("FileReader::seekTo after the first block");
+  std::unique_ptr<TagFileReader> part = std::make_unique<TagFileReader>(path_);
+  for (;;) {
+    const std::optional<PartIndex> index = part->readIndex();
+    if (!index) return false;
+    const auto& entries = index->entries;
+    const bool inside = !entries.empty() && (time < entries.back().end_time || !index->continues);
+    if (inside) {
+      // The last record that begins at or before `time` holds it (or the gap after it).
+      const auto after = std::upper_bound(
+          entries.begin(), entries.end(), time,
+          [](timestamp_t t, const IndexEntry& entry) { return t < entry.begin_time; });
+      const auto entry =
+          static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, after - entries.begin() - 1));
+      part->seek(*index, entry);
+      reader_ = std::move(part);
+      return true;
+    }
+    if (!index->continues) {  // an empty last part: the stream ends here
+      reader_ = std::move(part);
+      ended_ = true;
+      return true;
+    }
+    part = nextPartReader(*part, index->next_sequence);
+  }
 }
 
 bool FileReader::loadBlock() {

@@ -142,6 +142,56 @@ FileHeader decodeFileHeader(std::span<const std::uint8_t> bytes, const std::stri
   }
 }
 
+std::vector<std::uint8_t> encodePartIndex(const PartIndex& index) {
+  std::vector<std::uint8_t> out(index.entries.size() * kIndexEntrySize + kIndexTrailerSize);
+  std::uint8_t* at = out.data();
+  for (const IndexEntry& entry : index.entries) {
+    storeLittle(at, entry.offset, 8);
+    storeLittle(at + 8, entry.sequence, 8);
+    storeLittle(at + 16, static_cast<std::uint64_t>(entry.begin_time), 8);
+    storeLittle(at + 24, static_cast<std::uint64_t>(entry.end_time), 8);
+    at += kIndexEntrySize;
+  }
+  storeLittle(at, index.first_sequence, 8);
+  storeLittle(at + 8, out.size(), 8);
+  storeLittle(at + 16, kIndexMagic, 4);
+  storeLittle(at + 20, kIndexEntrySize, 4);
+  return out;
+}
+
+PartIndex decodePartIndex(std::span<const std::uint8_t> payload) {
+  if (payload.size() < kIndexTrailerSize ||
+      (payload.size() - kIndexTrailerSize) % kIndexEntrySize != 0) {
+    throw DataError("time index of " + std::to_string(payload.size()) +
+                    " bytes is invalid (valid: 24 + 32 per entry)");
+  }
+  const std::uint8_t* trailer = payload.data() + payload.size() - kIndexTrailerSize;
+  if (loadLittle(trailer + 16, 4) != kIndexMagic ||
+      loadLittle(trailer + 20, 4) != kIndexEntrySize ||
+      loadLittle(trailer + 8, 8) != payload.size()) {
+    throw DataError("time index trailer is invalid");
+  }
+  PartIndex index;
+  index.first_sequence = loadLittle(trailer, 8);
+  const std::size_t count = (payload.size() - kIndexTrailerSize) / kIndexEntrySize;
+  index.entries.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint8_t* at = payload.data() + i * kIndexEntrySize;
+    IndexEntry& entry = index.entries[i];
+    entry.offset = loadLittle(at, 8);
+    entry.sequence = loadLittle(at + 8, 8);
+    entry.begin_time = static_cast<timestamp_t>(loadLittle(at + 16, 8));
+    entry.end_time = static_cast<timestamp_t>(loadLittle(at + 24, 8));
+    const bool ordered = entry.end_time >= entry.begin_time &&
+                         (i == 0 ? entry.sequence >= index.first_sequence
+                                 : entry.offset > index.entries[i - 1].offset &&
+                                       entry.sequence > index.entries[i - 1].sequence &&
+                                       entry.begin_time >= index.entries[i - 1].end_time);
+    if (!ordered) throw DataError("time index entry " + std::to_string(i) + " is out of order");
+  }
+  return index;
+}
+
 void encodeRecordHeader(const RecordHeader& header, std::uint8_t* out) {
   storeLittle(out, kRecordMagic, 4);
   out[4] = static_cast<std::uint8_t>(header.kind);

@@ -67,6 +67,76 @@ bool TagFileReader::readExactly(std::uint8_t* out, std::size_t size, std::size_t
   return got == size;
 }
 
+bool TagFileReader::readAt(std::uint64_t offset, std::uint8_t* out, std::size_t size) {
+  if (from_memory_) {
+    if (offset > memory_.size() || size > memory_.size() - offset) return false;
+    std::memcpy(out, memory_.data() + offset, size);
+    return true;
+  }
+  if (fseeko(file_, static_cast<off_t>(offset), SEEK_SET) != 0) return false;
+  const bool whole = std::fread(out, 1, size, file_) == size;
+  // Back to where sequential reading stands.
+  if (fseeko(file_, static_cast<off_t>(offset_), SEEK_SET) != 0) {
+    throw IoError("seeking in tag file '" + path_ + "' failed: " + std::strerror(errno));
+  }
+  return whole;
+}
+
+std::optional<PartIndex> TagFileReader::readIndex() {
+  std::uint64_t size = memory_.size();
+  if (!from_memory_) {
+    struct stat info {};
+    if (fstat(fileno(file_), &info) != 0) return std::nullopt;
+    size = static_cast<std::uint64_t>(info.st_size);
+  }
+  std::uint8_t trailer[kIndexTrailerSize];
+  if (size < kRecordHeaderSize + kIndexTrailerSize ||
+      !readAt(size - kIndexTrailerSize, trailer, sizeof trailer) ||
+      loadLittle(trailer + 16, 4) != kIndexMagic) {
+    return std::nullopt;
+  }
+  const std::uint64_t payload_size = loadLittle(trailer + 8, 8);
+  if (payload_size > kMaxPayloadBytes || payload_size + kRecordHeaderSize > size) {
+    return std::nullopt;
+  }
+  const std::uint64_t at = size - payload_size - kRecordHeaderSize;
+  std::uint8_t bytes[kRecordHeaderSize];
+  std::vector<std::uint8_t> payload(payload_size);
+  if (!readAt(at, bytes, sizeof bytes) ||
+      !readAt(at + kRecordHeaderSize, payload.data(), payload.size())) {
+    return std::nullopt;
+  }
+  // From here on the bytes claim to be an index: a damaged one is an error, not a missing one.
+  try {
+    const RecordHeader header = decodeRecordHeader(bytes);
+    if (header.kind != RecordKind::PartEnd || header.stored_size != payload_size ||
+        crc32c(payload) != header.payload_crc) {
+      throw DataError("the time index does not match its part-end record");
+    }
+    PartIndex index = decodePartIndex(payload);
+    index.continues = (header.flags & kPartContinues) != 0;
+    index.next_sequence = header.sequence;
+    for (const IndexEntry& entry : index.entries) {
+      if (entry.offset >= at) throw DataError("a time index entry points past the part end");
+    }
+    return index;
+  } catch (const DataError& error) {
+    throw DataError("tag file '" + path_ + "', time index at byte offset " + std::to_string(at) +
+                    ": " + error.what());
+  }
+}
+
+void TagFileReader::seek(const PartIndex& index, std::size_t entry) {
+  const IndexEntry& target = index.entries.at(entry);
+  offset_ = target.offset;
+  if (!from_memory_ && fseeko(file_, static_cast<off_t>(offset_), SEEK_SET) != 0) {
+    throw IoError("seeking in tag file '" + path_ + "' failed: " + std::strerror(errno));
+  }
+  record_index_ = target.sequence - index.first_sequence;
+  expectSequence(target.sequence);
+  ended_ = false;
+}
+
 void TagFileReader::readHeader() {
   std::vector<std::uint8_t> bytes(kFilePrefixSize);
   std::size_t got = 0;
@@ -160,6 +230,7 @@ bool TagFileReader::next(Record& record, std::vector<Tag>& tags) {
         ++expected_sequence_;
         break;
       case RecordKind::PartEnd:
+        if (!stored_.empty()) decodePartIndex(stored_);  // checked like any other payload
         ended_ = true;
         break;
     }

@@ -160,6 +160,8 @@ void TagFileWriter::openPart() {
   }
   offset_ = 0;
   header_.part = part_;
+  index_ = PartIndex{};
+  index_.first_sequence = sequence_;
   appendEnded(encodeFileHeader(header_), {}, sequence_, last_time_);
 }
 
@@ -172,13 +174,14 @@ void TagFileWriter::beginNextPart() {
   fd_ = -1;
   ++part_;
   split_pending_ = false;
+  const PartIndex previous_index = std::move(index_);
   try {
     openPart();
   } catch (...) {
     ::close(previous);  // it keeps its provisional part end: the set reads as complete
     throw;
   }
-  int error_number = endPart(previous, true);
+  int error_number = endPart(previous, true, previous_index);
   if (::close(previous) != 0 && error_number == 0) error_number = errno;
   if (error_number != 0) {
     error_ = "ending tag file '" + previous_path + "' failed: " + std::strerror(error_number) +
@@ -193,6 +196,9 @@ void TagFileWriter::writeRecord(RecordHeader header, std::span<const std::uint8_
   checkUsable();
   if (split_pending_ || offset_ >= options_.max_file_size) beginNextPart();
   header.sequence = sequence_;
+  if (header.kind == RecordKind::Tags) {
+    index_.entries.push_back({offset_, sequence_, header.begin_time, header.end_time});
+  }
   std::uint8_t bytes[kRecordHeaderSize];
   encodeRecordHeader(header, bytes);
   appendEnded(bytes, payload, sequence_ + 1, header.end_time);
@@ -238,12 +244,21 @@ void TagFileWriter::encodePartEnd(bool continues, std::uint64_t sequence, timest
   encodeRecordHeader(header, out);
 }
 
-int TagFileWriter::endPart(int fd, bool continues) {
+int TagFileWriter::endPart(int fd, bool continues, const PartIndex& index) {
   std::uint8_t bytes[kRecordHeaderSize];
   encodePartEnd(continues, sequence_, last_time_, bytes);
-  iovec piece{bytes, sizeof bytes};
-  const int error_number = writeFully(fd, {&piece, 1});
-  if (error_number == 0) bytes_written_ += sizeof bytes;
+  // A part of more records than an index can hold (parts over about 40 GiB) ends without one.
+  std::vector<std::uint8_t> payload;
+  if (index.entries.size() <= kMaxIndexEntries) {
+    payload = encodePartIndex(index);
+    RecordHeader header = decodeRecordHeader(bytes);
+    header.raw_size = header.stored_size = static_cast<std::uint32_t>(payload.size());
+    header.payload_crc = crc32c(payload);
+    encodeRecordHeader(header, bytes);
+  }
+  iovec pieces[] = {{bytes, sizeof bytes}, {payload.data(), payload.size()}};
+  const int error_number = writeFully(fd, pieces);
+  if (error_number == 0) bytes_written_ += sizeof bytes + payload.size();
   return error_number;
 }
 
@@ -255,7 +270,7 @@ void TagFileWriter::flush() {
 void TagFileWriter::close() {
   if (!error_.empty()) throw IoError(error_);
   if (closed_) return;
-  if (const int error_number = endPart(fd_, false); error_number != 0) {
+  if (const int error_number = endPart(fd_, false, index_); error_number != 0) {
     fail("writing", error_number);
   }
   offset_ += kRecordHeaderSize;

@@ -47,7 +47,10 @@ struct SplitSupport {
 
 // The stream time a shard counts: [begin, end) cut into chunks of `chunk` ps from `begin`, of
 // which the shard owns those whose index % count == index (chunk 0: the one range [begin, end)).
-// begin = kStreamStart: from the first block of each stream.
+// begin = kStreamStart: from the first block of each stream. `origin`: where one pass over the
+// whole stream starts its capture, the time that grids of time bins (Counter's) align to, so
+// that a shard of a later range bins as one pass would; kStreamStart: the shard's own capture
+// start (right for the first range). Only measurements with such a grid read it (planOrigin()).
 struct ShardPlan {
   static constexpr timestamp_t kStreamStart = std::numeric_limits<timestamp_t>::min();
   timestamp_t begin = kStreamStart;
@@ -55,6 +58,7 @@ struct ShardPlan {
   timestamp_t chunk = 0;
   int index = 0;
   int count = 1;
+  timestamp_t origin = kStreamStart;
 };
 
 class Measurement {
@@ -106,6 +110,7 @@ class Measurement {
   // kind cannot split, or cannot own interleaved chunks, or the chunks are shorter than the
   // margins around them.
   void setShardPlan(const ShardPlan& plan);
+  std::optional<ShardPlan> shardPlan() const;
   // The raw sums of what this measurement counted (for mergePartialState(), or to send to
   // another process), with the capture duration and overflow count.
   ResultSet getPartialState() const;
@@ -155,6 +160,11 @@ class Measurement {
   timestamp_t countedOverlap(timestamp_t from, timestamp_t to) const {
     return std::max<timestamp_t>(
         0, std::min(to, window_.counted_end) - std::max(from, window_.counted_begin));
+  }
+  // The plan's origin (see ShardPlan); nullopt without a plan or when it is the capture start.
+  std::optional<timestamp_t> planOrigin() const {
+    if (!plan_ || plan_->origin == ShardPlan::kStreamStart) return std::nullopt;
+    return plan_->origin;
   }
 
   bool inOverflow() const { return in_overflow_; }

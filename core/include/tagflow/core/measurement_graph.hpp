@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <functional>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -91,6 +92,14 @@ class MeasurementGraph {
   // exception of any node. A graph can be run again; measurements keep their data.
   Profile run(timestamp_t duration_ps = -1);
   std::future<Profile> runAsync(timestamp_t duration_ps = -1);
+  // Counts only [begin, end) of the stream (docs/parallel.md): every measurement, each shard of
+  // a sharded one, keeps that range as its shard plan (also for later runs); the source starts
+  // at `begin` less the widest margin a measurement reads before its range, when it can seek
+  // (Source::seekTo), and otherwise skips the blocks before; the run ends once the stream has
+  // passed `end` plus the widest margin after. The partial states of consecutive ranges merge
+  // in order into the results of one pass. Throws InvalidArgument naming a measurement that
+  // cannot split.
+  Profile runRange(timestamp_t begin, timestamp_t end);
   // Ends the run after the block being produced now, and asks the source to stop waiting for
   // data (Source::requestStop()); safe from any thread.
   void requestStop() {
@@ -113,7 +122,9 @@ class MeasurementGraph {
   struct Run;  // the state of a run in progress (defined in the implementation)
 
  private:
-  Profile runStream(timestamp_t duration_ps);
+  Profile runStream(timestamp_t duration_ps,
+                    StreamSpan window = {std::numeric_limits<timestamp_t>::min(),
+                                         std::numeric_limits<timestamp_t>::max()});
   // Plans the topology and connects a node per virtual channel and measurement to `run`
   // (mutex_ held).
   void connectConsumers(Run& run, std::size_t pool_blocks);

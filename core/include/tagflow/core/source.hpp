@@ -6,12 +6,19 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tagflow/core/tag_block.hpp"
 
 namespace tagflow {
+
+// The stream time a source covers: [begin, end).
+struct StreamSpan {
+  timestamp_t begin = 0;
+  timestamp_t end = 0;
+};
 
 class Source {
  public:
@@ -33,6 +40,13 @@ class Source {
   // soon; safe from any thread. MeasurementGraph::requestStop() calls it, so that a run whose
   // source has nothing to hand out still ends. Sources that never wait ignore it.
   virtual void requestStop() {}
+
+  // Seekable sources (a recording with a time index, memory) know the stream time they cover
+  // without reading the stream, and can start it at the block that holds `time` (before the
+  // first next(); a time before the stream starts it at its beginning). The others return
+  // nullopt and false; a range run then reads them from the start.
+  virtual std::optional<StreamSpan> timeSpan() { return std::nullopt; }
+  virtual bool seekTo(timestamp_t /*time*/) { return false; }
 };
 
 }  // namespace tagflow

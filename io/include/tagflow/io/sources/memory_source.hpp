@@ -21,6 +21,9 @@ class MemorySource : public Source {
   bool next(BlockBuffer& out) override;
   std::size_t maxBlockTags() const override { return 0; }  // blocks point into the vector
   std::string describe() const override;
+  std::optional<StreamSpan> timeSpan() override;
+  // Starts the stream at `time` itself (the first block begins there).
+  bool seekTo(timestamp_t time) override;
 
   // Serves the stream again from its start.
   void rewind();

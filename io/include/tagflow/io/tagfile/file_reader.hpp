@@ -37,6 +37,11 @@ class FileReader : public Source {
   std::size_t maxBlockTags() const override { return block_size_; }
   std::vector<channel_t> channels() const override { return header_.channels; }
   std::string describe() const override;
+  // From the time indexes of the set's parts (the last bytes of each): nullopt when a part has
+  // none. seekTo() walks the parts' indexes and starts at the tags record holding `time`
+  // (markers before it are skipped); false, and nothing moved, without indexes.
+  std::optional<StreamSpan> timeSpan() override;
+  bool seekTo(timestamp_t time) override;
 
   // Whether another block follows (reads ahead up to the next tags record).
   bool hasData();
@@ -54,6 +59,9 @@ class FileReader : public Source {
   // Reads records until a tags record is loaded (true) or the set has ended (false).
   bool loadBlock();
   void openNextPart();
+  // The reader of the part after the one `reader` reads, expecting `sequence` first.
+  std::unique_ptr<TagFileReader> nextPartReader(const TagFileReader& reader,
+                                                std::uint64_t sequence) const;
   void pace(timestamp_t end_time);
 
   std::string path_;

@@ -60,6 +60,36 @@ struct RecordHeader {
   timestamp_t end_time = 0;
 };
 
+// The time index a complete part ends with, as the payload of its final part-end record: per
+// tags record its byte offset, sequence number and time range, in file order, then a 24-byte
+// trailer (the part's first sequence number, the payload size, "TIDX", the entry size), so a
+// reader finds it from the file's last bytes and seeks in O(log n). Provisional part ends
+// (while recording, after a crash) carry none.
+struct IndexEntry {
+  std::uint64_t offset = 0;  // of the record header
+  std::uint64_t sequence = 0;
+  timestamp_t begin_time = 0;
+  timestamp_t end_time = 0;
+};
+
+struct PartIndex {
+  std::uint64_t first_sequence = 0;  // of the part's first record
+  std::vector<IndexEntry> entries;
+  // From the part end that holds the index (not stored in the payload).
+  bool continues = false;
+  std::uint64_t next_sequence = 0;
+};
+
+inline constexpr std::uint32_t kIndexMagic = 0x58444954;  // "TIDX"
+inline constexpr std::size_t kIndexEntrySize = 32;
+inline constexpr std::size_t kIndexTrailerSize = 24;
+inline constexpr std::size_t kMaxIndexEntries =
+    (kMaxPayloadBytes - kIndexTrailerSize) / kIndexEntrySize;
+
+std::vector<std::uint8_t> encodePartIndex(const PartIndex& index);
+// Throws DataError (a short reason) for a wrong size, trailer or entries out of order.
+PartIndex decodePartIndex(std::span<const std::uint8_t> payload);
+
 std::vector<std::uint8_t> encodeFileHeader(const FileHeader& header);
 // From the first kFilePrefixSize bytes: the total header size. Throws DataError naming `where`
 // for a foreign magic, an unknown version or an impossible size.

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -52,11 +53,22 @@ class TagFileReader {
   }
   std::uint64_t offset() const { return offset_; }
 
+  // The time index this part ends with, read from its last bytes only; nullopt when it has
+  // none (cut short while recording, or a part too large for one). A damaged index is a
+  // DataError naming the file and the offset.
+  std::optional<tagfile::PartIndex> readIndex();
+  // Continues at entry `entry` of `index` (from readIndex()): the next record is that tags
+  // record, checked as usual.
+  void seek(const tagfile::PartIndex& index, std::size_t entry);
+
  private:
   void readHeader();
   // Reads exactly `size` bytes at the current offset into `out`; false if the file ends first
   // (then `got` tells how many were there).
   bool readExactly(std::uint8_t* out, std::size_t size, std::size_t& got);
+  // Reads `size` bytes at `offset` without moving the sequential position; false if the file
+  // is shorter.
+  bool readAt(std::uint64_t offset, std::uint8_t* out, std::size_t size);
   // Whether everything up to the current offset was all there is.
   bool atEnd() const;
   std::string where(std::uint64_t offset) const;

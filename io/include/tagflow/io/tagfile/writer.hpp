@@ -9,7 +9,8 @@
 // reader names it as a damaged tail). A failed write cuts the part back to its last complete
 // record, ends it there if it can, and throws IoError naming the file, the offset and the
 // reason; every record written before stays readable, and the writer refuses further writes
-// with the same error.
+// with the same error. A part that ends normally (close(), or the next part begins) ends with
+// its time index, so a reader can start at any time without reading the part from its start.
 //
 // Encoding (packing, compression, checksum) is split from writing, so that a recorder can
 // encode on one thread and write on another: BlockPacker makes an EncodedBlock,
@@ -99,8 +100,9 @@ class TagFileWriter {
   // the end of the part and moves the end of the part behind `payload`.
   void appendEnded(std::span<const std::uint8_t> head, std::span<const std::uint8_t> payload,
                    std::uint64_t sequence, timestamp_t time);
-  // Writes the final part end at the position of `fd`; 0, or the reason it could not.
-  int endPart(int fd, bool continues);
+  // Writes the final part end, with the part's time index, at the position of `fd`; 0, or the
+  // reason it could not.
+  int endPart(int fd, bool continues, const tagfile::PartIndex& index);
   static void encodePartEnd(bool continues, std::uint64_t sequence, timestamp_t time,
                             std::uint8_t* out);
   [[noreturn]] void fail(const std::string& what, int error_number);
@@ -116,6 +118,7 @@ class TagFileWriter {
   std::uint64_t bytes_written_ = 0;
   std::uint64_t tags_written_ = 0;
   timestamp_t last_time_ = 0;  // end of the last record, for part-end records
+  tagfile::PartIndex index_;   // of the current part
   bool split_pending_ = false;
   bool closed_ = false;
   std::string error_;  // set once a write failed
