@@ -9,6 +9,9 @@ packages=(
   nlohmann-json3-dev
   # Boost.Beast (header-only): HTTP and WebSocket of the live view, `tagflow serve`.
   libboost-dev
+  # Open MPI: `mpirun -n N tagflow run` over the time ranges of a recording (the build finds
+  # it when present and works without it).
+  libopenmpi-dev openmpi-bin
   # The live view's browser test: headless Chromium driven by puppeteer-core from npm.
   chromium nodejs
   catch2 libbenchmark-dev

@@ -3,7 +3,8 @@
 # down the layers, build everything (Release, warnings are errors), run every test with ctest
 # (the installed package used from a project of its own among them), then rebuild the core,
 # graph, measurement and channel tests for a baseline x86-64 processor (the portable fallbacks
-# of the AVX2 fast paths) and under AddressSanitizer+UBSan (with the live view's C++ tests),
+# of the AVX2 fast paths) and under AddressSanitizer+UBSan (with the split-by-time and the
+# live view's C++ tests),
 # and the core tests under
 # ThreadSanitizer with the UDP link's threads, and run them, and last runs each libFuzzer target for a bounded time
 # (FUZZ_SECONDS, default 30). Under TSan the tests that run a flow graph are left out: Debian's oneTBB is not
@@ -35,7 +36,7 @@ unit_tests=(tagflow_core_tests tagflow_measurement_tests tagflow_histogram_tests
   tagflow_clock_tests tagflow_channel_tests)
 sanitized baseline "" x86-64 '-L core|measurements' "${unit_tests[@]}"
 sanitized asan address x86-64-v3 '-L core|measurements|serve' "${unit_tests[@]}" \
-  tagflow_serve_tests
+  tagflow_split_tests tagflow_serve_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   sanitized tsan thread x86-64-v3 "-L core|udp -LE graph|netns" tagflow_core_tests tagflow_udp_tests
 

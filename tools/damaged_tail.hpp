@@ -26,6 +26,9 @@ class DamagedTailGuard : public Source {
   std::vector<channel_t> channels() const override { return source_.channels(); }
   std::string describe() const override { return source_.describe(); }
   void requestStop() override { source_.requestStop(); }
+  std::optional<StreamSpan> timeSpan() override { return source_.timeSpan(); }
+  bool seekTo(timestamp_t time) override { return source_.seekTo(time); }
+  bool startsInOverflow() const override { return source_.startsInOverflow(); }
 
   // The source's message about its damaged tail, or "" when it ended cleanly (so far).
   const std::string& damage() const { return damage_; }

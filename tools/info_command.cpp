@@ -1,14 +1,20 @@
-// `tagflow info FILE`: what a vendor's time-tag file holds, from its header: the format, the
-// records, and every header entry with its type and value, as a table or, with --json, as a
-// JSON object (format, path, size, records, data_offset, warnings, provenance, header).
+// `tagflow info FILE`: what a time-tag file holds, as a table or, with --json, as a JSON
+// object. A vendor's file: from its header, the format, the records, and every header entry
+// with its type and value (format, path, size, records, data_offset, warnings, provenance,
+// header). A tagflow recording: its header, and per part its size and time index (records
+// listed, the time range they cover), from the parts' last bytes only.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <variant>
 
 #include "commands.hpp"
+#include "tagflow/io/tagfile/reader.hpp"
+#include "tagflow/io/tagfile/writer.hpp"
 #include "tagflow/io/vendor/vendor_formats.hpp"
 
 namespace tagflow::cli {
@@ -55,9 +61,103 @@ void printTable(const VendorFile& file) {
   }
 }
 
+bool isTagFile(const std::string& path) {
+  std::array<char, tagfile::kFileMagic.size()> magic{};
+  std::ifstream file(path, std::ios::binary);
+  file.read(magic.data(), magic.size());
+  return file &&
+         std::equal(magic.begin(), magic.end(), tagfile::kFileMagic.begin(),
+                    [](char a, std::uint8_t b) { return static_cast<std::uint8_t>(a) == b; });
+}
+
+// The parts from `path` on (all of the set when it is part 0), each with its index or null.
+nlohmann::json tagFileJson(const std::string& path) {
+  TagFileReader first(path);
+  const tagfile::FileHeader& header = first.header();
+  nlohmann::json parts = nlohmann::json::array();
+  std::optional<StreamSpan> span;
+  bool every_part_indexed = true;
+  std::string part_path = path;
+  for (std::uint32_t part = header.part;; ++part) {
+    TagFileReader reader(part_path);
+    const std::optional<tagfile::PartIndex> index = reader.readIndex();
+    nlohmann::json entry{{"part", part},
+                         {"path", part_path},
+                         {"size", std::filesystem::file_size(part_path)},
+                         {"index", nullptr}};
+    if (index) {
+      entry["index"] = {{"records", index->entries.size()}};
+      if (!index->entries.empty()) {
+        entry["index"]["begin_ps"] = index->entries.front().begin_time;
+        entry["index"]["end_ps"] = index->entries.back().end_time;
+        if (!span) span = StreamSpan{index->entries.front().begin_time, 0};
+        span->end = index->entries.back().end_time;
+      }
+    } else {
+      every_part_indexed = false;
+    }
+    parts.push_back(entry);
+    if (!index || !index->continues || header.part != 0) break;
+    part_path = TagFileWriter::partPath(path, part + 1);
+  }
+  nlohmann::json json{{"format", "tagflow tag file"},
+                      {"path", path},
+                      {"recording_id", header.recording_id},
+                      {"software", header.software},
+                      {"channels", header.channels},
+                      {"configuration", header.configuration},
+                      {"parts", parts},
+                      {"seekable", every_part_indexed}};
+  if (every_part_indexed && span) json["span_ps"] = {span->begin, span->end};
+  return json;
+}
+
+void printTagFileTable(const nlohmann::json& json) {
+  std::cout << fmt::format("{}\n  format     {}\n  software   {}\n  recording  {:016x}\n",
+                           json["path"].get<std::string>(), json["format"].get<std::string>(),
+                           json["software"].get<std::string>(),
+                           json["recording_id"].get<std::uint64_t>());
+  std::cout << "  channels   " << (json["channels"].empty() ? "all" : json["channels"].dump())
+            << "\n";
+  if (json.contains("span_ps")) {
+    const auto begin = json["span_ps"][0].get<std::int64_t>();
+    const auto end = json["span_ps"][1].get<std::int64_t>();
+    std::cout << fmt::format("  span       [{}, {}) ps, {:.6f} s; seekable by its time index\n",
+                             begin, end, static_cast<double>(end - begin) * 1e-12);
+  } else {
+    std::cout << "  span       unknown: a part has no time index (cut while recording?); "
+                 "reading from the start works, seeking does not\n";
+  }
+  std::cout << fmt::format("\n  {:>4}  {:>12}  {:>9}  {}\n", "part", "bytes", "records",
+                           "time range (ps)");
+  for (const auto& part : json["parts"]) {
+    const auto& index = part["index"];
+    std::string range = "no index";
+    std::string records = "-";
+    if (!index.is_null()) {
+      records = std::to_string(index["records"].get<std::size_t>());
+      range = index.contains("begin_ps")
+                  ? fmt::format("[{}, {})", index["begin_ps"].get<std::int64_t>(),
+                                index["end_ps"].get<std::int64_t>())
+                  : "empty";
+    }
+    std::cout << fmt::format("  {:>4}  {:>12}  {:>9}  {}\n", part["part"].get<std::uint32_t>(),
+                             part["size"].get<std::uint64_t>(), records, range);
+  }
+}
+
 }  // namespace
 
 int infoCommand(const InfoOptions& options) {
+  if (options.format == "auto" && isTagFile(options.path)) {
+    const nlohmann::json json = tagFileJson(options.path);
+    if (options.json) {
+      std::cout << json.dump(2) << "\n";
+    } else {
+      printTagFileTable(json);
+    }
+    return 0;
+  }
   const VendorFile file = openVendorFile(options.path, options.format);
   if (options.json) {
     printJson(file);

@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "damaged_tail.hpp"
+#include "distributed_run.hpp"
 #include "error_context.hpp"
 #include "graph_builder.hpp"
 #include "interrupts.hpp"
@@ -18,6 +19,7 @@
 #include "tagflow/channels/registry.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/core/result_codec.hpp"
 #include "tagflow/io/hdf5/results_writer.hpp"
 #include "tagflow/io/source_registry.hpp"
 #include "tagflow/kinds.hpp"
@@ -69,7 +71,65 @@ class Checkpoints {
 
 }  // namespace
 
-int runCommand(const RunOptions& options) {
+// One rank's run: this rank's range, its partial states and profile sent to rank 0, which
+// merges them (in rank order: the ranges follow each other) into its own measurements and
+// returns the profile of every rank.
+Profile runShareOfRanks(const DistributedRun& distributed, const RunConfig& config, Source& source,
+                        MeasurementGraph& graph,
+                        const std::vector<std::unique_ptr<Measurement>>& measurements) {
+  const std::optional<StreamSpan> span = source.timeSpan();
+  if (!span) {
+    throw InvalidArgument("a run over " + std::to_string(distributed.size()) +
+                          " MPI ranks needs a source that knows its time range and can seek to "
+                          "any time (a tag file whose parts end with their time index); this "
+                          "one cannot: " +
+                          source.describe());
+  }
+  const timestamp_t end =
+      config.duration_ps > 0 ? std::min(span->end, span->begin + config.duration_ps) : span->end;
+  // begin + length * rank / ranks, exactly and without overflow.
+  const auto share = [&, length = end - span->begin, ranks = distributed.size()](int rank) {
+    return span->begin + length / ranks * rank + length % ranks * rank / ranks;
+  };
+
+  const int rank = distributed.rank();
+  const Profile own = graph.runRange(share(rank), share(rank + 1), span->begin);
+  std::vector<ResultSet> states;
+  for (const auto& measurement : measurements) states.push_back(measurement->getPartialState());
+  const auto all_states = distributed.gatherAtRoot(encodeResultSets(states));
+  const auto all_profiles = distributed.gatherAtRoot(encodeProfile(own));
+  if (rank != 0) return own;
+  Profile combined = own;
+  combined.nodes.clear();
+  combined.tags = combined.blocks = 0;
+  combined.stream_duration_ps = 0;
+  for (int r = 0; r < distributed.size(); ++r) {
+    const Profile profile = decodeProfile(all_profiles[static_cast<std::size_t>(r)]);
+    for (NodeProfile node : profile.nodes) {
+      node.name = "rank " + std::to_string(r) + ": " + node.name;
+      combined.nodes.push_back(std::move(node));
+    }
+    combined.tags += profile.tags;
+    combined.blocks += profile.blocks;
+    combined.stream_duration_ps += profile.stream_duration_ps;
+    combined.wall_s = std::max(combined.wall_s, profile.wall_s);
+    if (r == 0) continue;
+    const std::vector<ResultSet> later = decodeResultSets(all_states[static_cast<std::size_t>(r)]);
+    if (later.size() != measurements.size()) {
+      throw DataError("rank " + std::to_string(r) + " sent " + std::to_string(later.size()) +
+                      " partial results for " + std::to_string(measurements.size()) +
+                      " measurements");
+    }
+    for (std::size_t m = 0; m < measurements.size(); ++m) {
+      measurements[m]->mergePartialState(later[m]);
+    }
+  }
+  return combined;
+}
+
+int runOnce(const RunOptions& options, const DistributedRun& distributed) {
+  const bool distributed_run = distributed.size() > 1;
+  const bool speaks = distributed.rank() == 0;
   RunConfig config = loadRunConfig(options.config_path);
   if (!options.output.empty()) config.output = options.output;
   if (options.threads >= 0) config.threads = options.threads;
@@ -80,7 +140,7 @@ int runCommand(const RunOptions& options) {
   graph_options.threads = config.threads;
   graph_options.max_blocks_in_flight = config.max_blocks_in_flight;
   if (!options.trace_path.empty()) graph_options.max_trace_spans = 200000;
-  const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
+  const bool show_progress = !options.quiet && speaks && isatty(STDERR_FILENO);
   if (show_progress) graph_options.progress = printProgress;
 
   // A damaged tail of a file ends the stream: the results cover everything before it.
@@ -88,12 +148,13 @@ int runCommand(const RunOptions& options) {
   MeasurementGraph graph(guarded, graph_options);
   const BuiltGraph nodes = buildGraph(config, graph);
   const auto& measurements = nodes.measurements;
-  checkOutputWritable(config.output);
-  if (!options.quiet) {
+  if (speaks) checkOutputWritable(config.output);
+  if (!options.quiet && speaks) {
     std::cout << "source: " << source->describe() << "\n";
     std::cout << "running " << measurements.size() << " measurement(s)";
     if (config.duration_ps > 0)
       std::cout << " for " << config.duration_ps * 1e-12 << " s of stream time";
+    if (distributed_run) std::cout << " over " << distributed.size() << " MPI ranks";
     std::cout << std::endl;
   }
   const auto collect = [&] {
@@ -103,13 +164,17 @@ int runCommand(const RunOptions& options) {
   };
   Interrupts interrupts([&] { graph.requestStop(); });
   Interrupts::abandon(resultsTemporaryPath(config.output));
-  Checkpoints checkpoints(config.checkpoint_s, [&] {
+  // A checkpoint of one rank would hold only its share.
+  Checkpoints checkpoints(distributed_run ? 0 : config.checkpoint_s, [&] {
     RunInfo info{source->describe(), config.text, sourceStatistics(*source)};
     info.checkpoint = true;
     writeResultsHdf5(config.output, collect(), Profile{}, info);
   });
-  const Profile profile = graph.run(config.duration_ps);
+  const Profile profile = distributed_run
+                              ? runShareOfRanks(distributed, config, guarded, graph, measurements)
+                              : graph.run(config.duration_ps);
   checkpoints.stop();
+  if (!speaks) return interrupts.interrupted() ? interrupts.exitCode() : 0;
   if (show_progress) std::fprintf(stderr, "\n");
 
   const Parameters source_statistics = sourceStatistics(*source);
@@ -137,6 +202,18 @@ int runCommand(const RunOptions& options) {
   }
   const int damaged = guarded.report(config.output);
   return interrupts.interrupted() ? interrupts.exitCode() : damaged;
+}
+
+int runCommand(const RunOptions& options) {
+  DistributedRun distributed;
+  if (distributed.size() == 1) return runOnce(options, distributed);
+  try {
+    return runOnce(options, distributed);
+  } catch (const std::exception& error) {
+    std::cerr << "tagflow run, rank " << distributed.rank() << " of " << distributed.size()
+              << ": error: " << error.what() << std::endl;
+    distributed.abort(1);
+  }
 }
 
 std::string kindsHelp() {

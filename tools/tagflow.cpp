@@ -2,7 +2,8 @@
 // from a configuration, runs it with live progress, prints the profile and writes HDF5;
 // `tagflow record CONFIG.toml OUT` writes a source's stream to a tag file or a raw tag file;
 // `tagflow convert IN OUT` converts between raw tag files, tag files and Photon-HDF5, and
-// from other vendors' files; `tagflow info FILE` shows a vendor file's header;
+// from other vendors' files; `tagflow info FILE` shows a vendor file's header or a recording's
+// time index;
 // `tagflow serve CONFIG.toml` runs it while a web page shows it live;
 // `tagflow plot RESULTS.h5` draws the figures of a results file; `tagflow stream send` sends
 // a source's stream over UDP and `tagflow linktest` measures that link.
@@ -88,8 +89,11 @@ int main(int argc, char** argv) {
 
   cli::InfoOptions info_options;
   auto* info = app.add_subcommand(
-      "info", "show a vendor time-tag file's header: format, records, every header entry");
-  info->add_option("file", info_options.path, "PTU, .pt2/.pt3/.ht2/.ht3, .spc or quTAG file")
+      "info",
+      "show a time-tag file: a vendor file's header (format, records, every header entry), or a "
+      "tagflow recording's parts and time index");
+  info->add_option("file", info_options.path,
+                   "PTU, .pt2/.pt3/.ht2/.ht3, .spc, quTAG file, or a tagflow tag file")
       ->required();
   info->add_option("--format", info_options.format,
                    "the file's format (default auto: recognised from its content)");

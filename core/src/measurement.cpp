@@ -136,7 +136,7 @@ void Measurement::clearLocked() {
   fresh_ = true;
 }
 
-void Measurement::streamStarting() {
+void Measurement::streamStarting(bool in_overflow) {
   std::lock_guard lock(mutex_);
   plan_started_ = false;
   window_ = Window{};
@@ -145,7 +145,7 @@ void Measurement::streamStarting() {
   pending_.clear();
   stream_ended_ = false;
   next_sequence_ = 0;
-  in_overflow_ = false;
+  in_overflow_ = in_overflow;
   capturing_ = false;
 }
 
@@ -402,10 +402,10 @@ void Measurement::mergePartialState(const ResultSet& later) {
                           later.name + "' (a merge needs the same kind and parameters)");
   }
   std::lock_guard lock(mutex_);
+  mergePartial(later);  // first: a refused merge leaves everything as it was
   capture_duration_ += later.facts.getInt("capture_duration_ps");
   overflow_count_ += static_cast<std::uint64_t>(later.facts.getInt("overflow_count"));
   in_overflow_ = later.facts.getBool("in_overflow", false);
-  mergePartial(later);
 }
 
 void Measurement::handleSpecial(const Tag& tag, bool counted) {

@@ -557,7 +557,7 @@ void MeasurementGraph::connectConsumers(Run& run, std::size_t pool_blocks) {
   for (std::size_t i = 0; i < measurements_.size(); ++i) {
     const std::vector<Measurement*> nodes = measurements_[i]->graphNodes();
     for (std::size_t k = 0; k < nodes.size(); ++k) {
-      nodes[k]->streamStarting();
+      nodes[k]->streamStarting(source_.startsInOverflow());
       Consumer& consumer = run.consumers.emplace_back();
       consumer.measurement = nodes[k];
       consumer.reads = topology.measurement_stream[i] + 1;
@@ -597,14 +597,24 @@ Profile MeasurementGraph::liveProfile() const {
   return profile;
 }
 
-Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end) {
+Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp_t origin) {
   if (end <= begin) {
     throw InvalidArgument("time range [" + std::to_string(begin) + ", " + std::to_string(end) +
                           ") ps is empty (valid: end > begin)");
   }
+  if (origin == ShardPlan::kStreamStart) {
+    if (const std::optional<StreamSpan> span = source_.timeSpan()) origin = span->begin;
+  }
   SplitSupport widest;
   {
     std::lock_guard lock(mutex_);
+    // A virtual channel's output at the range's start depends on input before it that a
+    // range run does not read.
+    if (!channels_.empty()) {
+      throw InvalidArgument(labelOf(*channels_.front()) +
+                            ": a time range cannot be run through virtual channels (their state "
+                            "at the range's start depends on the stream before it)");
+    }
     for (Measurement* measurement : measurements_) {
       for (Measurement* node : measurement->graphNodes()) {
         const std::optional<SplitSupport> support = node->splitSupport();
@@ -622,6 +632,7 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end) {
         ShardPlan plan = node->shardPlan().value_or(ShardPlan{});
         plan.begin = begin;
         plan.end = end;
+        plan.origin = origin;
         node->setShardPlan(plan);
       }
     }

@@ -12,7 +12,7 @@ namespace tagflow {
 
 double Profile::share(const NodeProfile& node) const {
   double total = 0;
-  for (std::size_t i = 1; i < nodes.size(); ++i) total += nodes[i].busy_s;
+  for (const NodeProfile& other : nodes) total += other.kind == "source" ? 0 : other.busy_s;
   return total > 0 ? node.busy_s / total : 0;
 }
 
@@ -27,7 +27,7 @@ void printProfile(std::ostream& out, const Profile& profile) {
     out << std::left << std::setw(20) << node.name << std::setw(16) << node.kind << std::right
         << std::setw(14) << node.tags << std::fixed << std::setprecision(3) << std::setw(10)
         << node.busy_s << std::setprecision(1) << std::setw(12) << node.capacityMTagsPerSecond();
-    if (i == 0) {
+    if (node.kind == "source") {
       out << std::setw(8) << "-";
     } else {
       out << std::setw(7) << profile.share(node) * 100 << '%';

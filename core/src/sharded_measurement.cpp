@@ -108,6 +108,14 @@ ResultSet ShardedMeasurement::getResults() const {
   return out;
 }
 
+ResultSet ShardedMeasurement::getPartialState() const {
+  return merged()->getPartialState();
+}
+
+void ShardedMeasurement::mergePartialState(const ResultSet& later) {
+  shards_.front()->mergePartialState(later);
+}
+
 std::optional<std::vector<channel_t>> ShardedMeasurement::inputChannels() const {
   return prototype_->inputChannels();
 }

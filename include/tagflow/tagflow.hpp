@@ -11,6 +11,7 @@
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/core/parameter_schema.hpp"
 #include "tagflow/core/profile.hpp"
+#include "tagflow/core/result_codec.hpp"
 #include "tagflow/core/sharded_measurement.hpp"
 #include "tagflow/core/synchronized_measurements.hpp"
 #include "tagflow/core/tag.hpp"

@@ -147,7 +147,17 @@ void Counter::completeCurrentBin() {
 
 void Counter::onCaptureStart(timestamp_t time, bool fresh) {
   if (fresh) {
-    bin_end_ = time + binwidth_;
+    // A shard of a later range starts in the one-pass bin that holds `time`.
+    const std::optional<timestamp_t> origin = planOrigin();
+    capture_start_ = time;
+    first_bin_start_ = time;
+    if (origin) {
+      const timestamp_t offset = time - *origin;
+      const timestamp_t whole = offset / binwidth_ - (offset % binwidth_ < 0 ? 1 : 0);
+      first_bin_start_ = *origin + whole * binwidth_;
+    }
+    bin_end_ = first_bin_start_ + binwidth_;
+    started_ = true;
     current_overflow_ = inOverflow();
   } else {
     bin_end_ += time - last_time_;
@@ -180,6 +190,7 @@ void Counter::clearData() {
   bins_completed_ = 0;
   write_position_ = 0;
   current_overflow_ = false;
+  started_ = false;
 }
 
 std::uint64_t Counter::binAt(std::size_t column, bool rolling) const {
@@ -289,6 +300,110 @@ void Counter::collectResults(ResultSet& out) const {
   out.add("overflow_mask", "1", {n_values_}, overflowMaskLocked(true),
           "1 where the bin was touched by an overflow interval");
   out.facts.set("bins_completed", static_cast<std::int64_t>(bins_completed_));
+}
+
+void Counter::savePartialState(ResultSet& out) const {
+  const std::size_t n_channels = index_.size();
+  out.add("data", "counts", {n_channels, n_values_}, dataLocked(true),
+          "completed bins, [channel][bin], rolling order");
+  out.add("overflow_mask", "1", {n_values_}, overflowMaskLocked(true), "rolling order");
+  out.add("current", "counts", {n_channels},
+          std::vector<std::uint64_t>(current_.begin(), current_.end() - 1), "the integrating bin");
+  out.add("totals", "counts", {n_channels}, totals_, "completed bins plus missed events");
+  out.add("grid", "", {7},
+          std::vector<std::int64_t>{started_, capture_start_, first_bin_start_,
+                                    static_cast<std::int64_t>(bins_completed_), bin_end_,
+                                    last_time_, current_overflow_},
+          "started, capture start (ps), first bin's start (ps), bins completed, integrating "
+          "bin's end (ps), time reached (ps), integrating bin flagged");
+}
+
+void Counter::mergePartial(const ResultSet& later) {
+  const std::size_t n_channels = index_.size();
+  const auto& grid = later.values<std::int64_t>("grid", 7);
+  if (grid[0] == 0) return;  // the later range captured nothing
+  const auto& data = later.values<std::int64_t>("data", n_channels * n_values_);
+  const auto& mask = later.values<std::int8_t>("overflow_mask", n_values_);
+  const auto& current = later.values<std::uint64_t>("current", n_channels);
+  const auto& totals = later.values<std::uint64_t>("totals", n_channels);
+  const timestamp_t later_start = grid[1];
+  const timestamp_t later_first = grid[2];
+  if (!started_) {
+    // Nothing of our own: the later state's first bin is the one integrating here, empty.
+    started_ = true;
+    capture_start_ = later_start;
+    first_bin_start_ = later_first;
+    bin_end_ = later_first + binwidth_;
+    last_time_ = later_start;
+  }
+  const std::string who = "Counter '" + name() + "': ";
+  if (later_start != last_time_) {
+    throw InvalidArgument(who + "the later range begins at " + std::to_string(later_start) +
+                          " ps, this one ends at " + std::to_string(last_time_) +
+                          " ps (merge consecutive ranges in time order)");
+  }
+  const timestamp_t seam_start = bin_end_ - binwidth_;
+  if (later_first != seam_start) {
+    throw InvalidArgument(who + "the later range's bins begin at " + std::to_string(later_first) +
+                          " ps, this range's integrating bin at " + std::to_string(seam_start) +
+                          " ps (plan each range with the stream's capture start as origin)");
+  }
+  // A range that ended on the seam bin's start holds nothing of it, also no overflow flag.
+  const bool seam_flag = last_time_ > seam_start && current_overflow_;
+  const auto later_completed = static_cast<std::uint64_t>(grid[3]);
+  const bool later_flag = grid[6] != 0;
+  last_time_ = grid[5];
+  if (later_completed == 0) {
+    // The later range ended inside the seam bin: it is still integrating.
+    for (std::size_t c = 0; c < n_channels; ++c) {
+      current_[c] += current[c];
+      totals_[c] += totals[c];
+    }
+    current_overflow_ = seam_flag || later_flag;
+    return;
+  }
+
+  // Rolling column k of the merged ring shows our column k + later_completed while that is
+  // inside the ring, otherwise the later state's column k; the later state's bin 0 (its column
+  // n_values - later_completed) is the seam bin.
+  std::vector<std::int64_t> merged = dataLocked(true);
+  std::vector<std::int8_t> merged_mask = overflowMaskLocked(true);
+  const std::size_t n = n_values_;
+  for (std::size_t k = 0; k < n; ++k) {
+    const bool ours = later_completed < n - k;
+    for (std::size_t c = 0; c < n_channels; ++c) {
+      merged[c * n + k] = ours ? merged[c * n + k + later_completed] : data[c * n + k];
+    }
+    merged_mask[k] = ours ? merged_mask[k + later_completed] : mask[k];
+  }
+  if (later_completed <= n) {
+    const std::size_t seam = n - later_completed;
+    for (std::size_t c = 0; c < n_channels; ++c) {
+      merged[c * n + seam] += static_cast<std::int64_t>(current_[c]);
+    }
+    merged_mask[seam] = static_cast<std::int8_t>(merged_mask[seam] || seam_flag);
+  }
+  for (std::size_t c = 0; c < n_channels; ++c) {
+    totals_[c] += current_[c] + totals[c];
+    current_[c] = current[c];
+  }
+  current_overflow_ = later_flag;
+  bins_completed_ += later_completed;
+  write_position_ = static_cast<std::size_t>(bins_completed_ % n);
+  bin_end_ = grid[4];
+
+  // Back into the slots, every kept bin written.
+  std::fill(bin_of_slot_.begin(), bin_of_slot_.end(), kNoBin);
+  const std::uint64_t kept = std::min<std::uint64_t>(bins_completed_, n);
+  for (std::size_t k = n - kept; k < n; ++k) {
+    const std::uint64_t bin = bins_completed_ - n + k;
+    const std::size_t position = bin % n;
+    for (std::size_t c = 0; c < n_channels; ++c) {
+      buffer_[position * n_channels + c] = merged[c * n + k];
+    }
+    overflow_[position] = merged_mask[k];
+    bin_of_slot_[position] = bin;
+  }
 }
 
 }  // namespace tagflow

@@ -78,8 +78,13 @@ def parse_tag_set(path):
             kind, flags = header[4], struct.unpack_from("<H", header, 6)[0]
             count, stored = u32(header, 16), u32(header, 24)
             if kind == 3:
-                if offset + 56 != len(data):
-                    raise Corrupt(f"{where}: {len(data) - offset - 56} bytes after the part end")
+                # Its payload is the part's time index; one cut short (a kill while the part
+                # was ended) still ends the part, without an index.
+                if offset + 56 + stored < len(data):
+                    raise Corrupt(f"{where}: {len(data) - offset - 56 - stored} bytes after the part end")
+                payload = data[offset + 56 :]
+                if len(payload) == stored and crc32c(payload) != u32(header, 28):
+                    raise Corrupt(f"{where}: the part end's index fails its checksum")
                 if flags & 1 == 0:
                     return complete, None, 0
                 part += 1

@@ -206,7 +206,10 @@ expect_failure "convert: unknown extension" 2 "cannot tell the format" "$tagflow
 expect_failure "convert: a raw file as Photon-HDF5" 1 "not an HDF5 file" "$tagflow" convert --from h5 direct.raw x.tags
 # A damaged tail: everything before it is converted, exit 3 (test_killed_recording.sh makes
 # them by killing recordings).
-cut=$(($(stat -c %s rec.tags) - 100))  # inside the last record of part 0
+# Inside the last record of part 0: before its part end and the time index that part end
+# carries (the trailer's second number is the index's size).
+index_size=$(od -An -t u8 -j $(($(stat -c %s rec.tags) - 16)) -N 8 rec.tags | tr -d ' ')
+cut=$(($(stat -c %s rec.tags) - index_size - 56 - 100))
 head -c "$cut" rec.tags >cut.tags
 expect_failure "convert: a truncated tag file" 3 "truncated at byte offset $cut" "$tagflow" convert cut.tags cut.raw
 expect_failure "convert: a truncated tag file to Photon-HDF5" 3 "truncated at byte offset $cut" \

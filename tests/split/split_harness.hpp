@@ -21,7 +21,16 @@ using MeasurementFactory = std::function<std::unique_ptr<Measurement>()>;
 inline void feed(Measurement& measurement, const DrainedStream& stream,
                  timestamp_t from = std::numeric_limits<timestamp_t>::min(),
                  timestamp_t to = std::numeric_limits<timestamp_t>::max()) {
-  measurement.streamStarting();
+  // The skipped blocks still tell whether the fed stream begins inside an overflow.
+  bool in_overflow = false;
+  for (const DrainedBlock& block : stream.blocks) {
+    if (block.end > from) break;
+    for (const Tag& tag : block.tags) {
+      if (tag.type == TagType::OverflowBegin) in_overflow = true;
+      if (tag.type == TagType::OverflowEnd) in_overflow = false;
+    }
+  }
+  measurement.streamStarting(in_overflow);
   std::uint64_t sequence = 0;
   for (const DrainedBlock& block : stream.blocks) {
     if (block.end <= from || block.begin >= to) continue;

@@ -1,5 +1,5 @@
 // The splittable measurements the split tests run, each on a stream that exercises its
-// margins: pair windows of up to 2 us, overflow intervals, a partner channel.
+// margins: pair windows of up to 2 us, overflow intervals, a partner channel, bin edges.
 #pragma once
 
 #include <memory>
@@ -9,6 +9,7 @@
 #include "split_harness.hpp"
 #include "support/synthetic.hpp"
 #include "tagflow/measurements/correlation.hpp"
+#include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
 #include "tagflow/measurements/histogram_log_bins.hpp"
 
@@ -19,7 +20,8 @@ struct SplitKind {
   MeasurementFactory make;
 };
 
-inline std::vector<SplitKind> splitKinds() {
+// Kinds whose partial states merge in any order: they also run as interleaved shards.
+inline std::vector<SplitKind> anyOrderKinds() {
   return {
       {"Countrate",
        [] {
@@ -36,6 +38,44 @@ inline std::vector<SplitKind> splitKinds() {
       {"HistogramLogBins, same channel",
        [] { return std::make_unique<HistogramLogBins>("m", 1, 1, -11.0, -7.0, 80); }},
   };
+}
+
+// Kinds whose partial states merge only in time order: consecutive ranges.
+inline std::vector<SplitKind> timeOrderKinds() {
+  return {
+      {"Counter, every bin kept",
+       [] {
+         return std::make_unique<Counter>("m", std::vector<channel_t>{1, 2, 3, -1, 7}, 123'456'789,
+                                          200);
+       }},
+      // The overflow intervals of splitStreamConfig() begin and end on bin edges.
+      {"Counter, overflow marks on bin edges",
+       [] {
+         return std::make_unique<Counter>("m", std::vector<channel_t>{1, 2, -1}, 500'000, 40'000);
+       }},
+      {"Counter, sparse bins, ring wrapped",
+       [] {
+         return std::make_unique<Counter>("m", std::vector<channel_t>{2, 3}, 100'000, 1000);
+       }},
+      {"Counter, bins longer than ranges",
+       [] {
+         return std::make_unique<Counter>("m", std::vector<channel_t>{1, -1}, 5'000'000'000, 3);
+       }},
+      // Every range lies inside the one bin, which never completes.
+      {"Counter, one bin longer than the stream",
+       [] {
+         return std::make_unique<Counter>("m", std::vector<channel_t>{1, 2, -1}, 30'000'000'000, 2);
+       }},
+      {"Counter, one bin kept",
+       [] { return std::make_unique<Counter>("m", std::vector<channel_t>{1}, 1'000'003, 1); }},
+  };
+}
+
+// Every splittable kind: they all split into consecutive ranges.
+inline std::vector<SplitKind> splitKinds() {
+  std::vector<SplitKind> kinds = anyOrderKinds();
+  for (SplitKind& kind : timeOrderKinds()) kinds.push_back(std::move(kind));
+  return kinds;
 }
 
 // About 20 ms of the mixed stream with two overflow intervals.

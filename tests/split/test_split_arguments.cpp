@@ -5,6 +5,8 @@
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/sharded_measurement.hpp"
 #include "tagflow/measurements/counter.hpp"
+#include "tagflow/measurements/frequency_stability.hpp"
+#include "tagflow/measurements/phase_noise.hpp"
 
 using namespace tagflow;
 using namespace tagflow::test;
@@ -21,6 +23,51 @@ TEST_CASE("Kinds that cannot split say so", "[split]") {
                         },
                         2),
                     Contains("cannot be split by time"));
+  // Their series (sample groups, Welch segments, reference period) run from a start that may
+  // lie anywhere before a range.
+  CHECK_FALSE(FrequencyStability("f", 2, {1, 2}, 10).splitSupport().has_value());
+  CHECK_FALSE(PhaseNoise("p", {2}).splitSupport().has_value());
+}
+
+TEST_CASE("Counter splits into consecutive ranges on the bin grid of one pass", "[split]") {
+  CHECK_THROWS_WITH(
+      ShardedMeasurement([] { return std::make_unique<Counter>("c", std::vector<channel_t>{1}); },
+                         2),
+      Contains("merge only in time order"));
+
+  // Bins of 100 ps from 0; ranges cut at 450 and 700.
+  DrainedStream stream;
+  for (timestamp_t begin = 0; begin < 1000; begin += 250) {
+    stream.blocks.push_back({begin, begin + 250, {Tag{.channel = 1, .time = begin + 10}}});
+  }
+  const auto make = [] {
+    return std::make_unique<Counter>("c", std::vector<channel_t>{1}, 100, 10);
+  };
+  const auto shard = [&](ShardPlan plan) {
+    auto counter = make();
+    counter->setShardPlan(plan);
+    feed(*counter, stream, plan.begin, plan.end);
+    return counter;
+  };
+  const ResultSet second =
+      shard(ShardPlan{.begin = 450, .end = 700, .origin = 0})->getPartialState();
+  const ResultSet third = shard(ShardPlan{.begin = 700, .origin = 0})->getPartialState();
+  // Without the origin a later range bins from its own begin, off the grid.
+  CHECK_THROWS_WITH(
+      shard(ShardPlan{.end = 450})
+          ->mergePartialState(shard(ShardPlan{.begin = 450, .end = 700})->getPartialState()),
+      Contains("the later range's bins begin at 450 ps, this range's integrating bin at 400 ps"));
+  CHECK_THROWS_WITH(shard(ShardPlan{.end = 450})->mergePartialState(third),
+                    Contains("the later range begins at 700 ps, this one ends at 450 ps"));
+
+  const auto merged = shard(ShardPlan{.end = 450});
+  merged->mergePartialState(second);
+  merged->mergePartialState(third);
+  const auto whole = make();
+  feed(*whole, stream);
+  CHECK(whole->getData() == std::vector<std::int64_t>{1, 0, 1, 0, 0, 1, 0, 1, 0, 0});
+  CHECK(merged->getData() == whole->getData());
+  CHECK(merged->getBinsCompleted() == 10);
 }
 
 TEST_CASE("A shard plan must name a shard, a non-empty range and chunks wider than the margins",

@@ -1,7 +1,8 @@
 // Consecutive ranges: a stream cut at 1, 2 and 6 points (random times, on a tag, inside a pair
 // window, on an overflow's begin, inside an overflow) and counted range by range, each shard
 // fed only the blocks around its range, then merged in order, gives exactly the results of one
-// pass, for every splittable kind.
+// pass, for every splittable kind; Counter also cut at any one or two points of a hand-made
+// stream.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -39,6 +40,63 @@ std::vector<timestamp_t> cutPoints(const DrainedStream& stream, const SyntheticC
   return cuts;
 }
 
+// Counts [bounds[r], bounds[r + 1]) in one shard each, fed only the blocks around its range, and
+// merges the shards' states in order into a fresh measurement.
+std::unique_ptr<Measurement> mergeRanges(const MeasurementFactory& make,
+                                         const DrainedStream& stream,
+                                         const std::vector<timestamp_t>& bounds) {
+  auto merged = make();
+  for (std::size_t r = 0; r + 1 < bounds.size(); ++r) {
+    const auto shard = make();
+    shard->setShardPlan(
+        ShardPlan{.begin = bounds[r], .end = bounds[r + 1], .origin = stream.begin()});
+    const SplitSupport margins = *shard->splitSupport();
+    feed(*shard, stream, bounds[r] - margins.before, bounds[r + 1] + margins.after);
+    merged->mergePartialState(shard->getPartialState());
+  }
+  return merged;
+}
+
+// 6 ns in blocks of 500 ps, two channels: overflow intervals inside a bin of 1000 ps, from one
+// bin edge to another and across an edge, each ending with missed events.
+DrainedStream handMadeStream() {
+  const auto time_tag = [](channel_t channel, timestamp_t time) {
+    return Tag{.channel = channel, .time = time};
+  };
+  const auto mark = [](TagType type, timestamp_t time) { return Tag{.type = type, .time = time}; };
+  const auto missed = [](channel_t channel, std::uint16_t count, timestamp_t time) {
+    return Tag{
+        .type = TagType::MissedEvents, .missed_events = count, .channel = channel, .time = time};
+  };
+  const std::vector<Tag> tags{time_tag(1, 100),
+                              time_tag(2, 150),
+                              mark(TagType::OverflowBegin, 300),
+                              missed(1, 5, 800),
+                              mark(TagType::OverflowEnd, 800),
+                              time_tag(1, 1200),
+                              time_tag(2, 2000),
+                              time_tag(1, 2600),
+                              mark(TagType::OverflowBegin, 3000),
+                              missed(2, 3, 4000),
+                              mark(TagType::OverflowEnd, 4000),
+                              time_tag(1, 4100),
+                              time_tag(2, 4500),
+                              mark(TagType::OverflowBegin, 4800),
+                              missed(1, 2, 5200),
+                              mark(TagType::OverflowEnd, 5200),
+                              time_tag(1, 5300),
+                              time_tag(1, 5999)};
+  DrainedStream stream;
+  for (timestamp_t begin = 0; begin < 6000; begin += 500) {
+    DrainedBlock block{begin, begin + 500, {}};
+    for (const Tag& tag : tags) {
+      if (tag.time >= begin && tag.time < begin + 500) block.tags.push_back(tag);
+    }
+    stream.blocks.push_back(block);
+  }
+  return stream;
+}
+
 }  // namespace
 
 TEST_CASE("Consecutive time ranges merged in order equal one pass", "[split]") {
@@ -57,15 +115,30 @@ TEST_CASE("Consecutive time ranges merged in order equal one pass", "[split]") {
     std::vector<timestamp_t> bounds{stream.begin()};
     bounds.insert(bounds.end(), cuts.begin(), cuts.end());
     bounds.push_back(stream.end());
-    const auto merged = kind.make();
-    for (std::size_t r = 0; r + 1 < bounds.size(); ++r) {
-      const auto shard = kind.make();
-      shard->setShardPlan(ShardPlan{.begin = bounds[r], .end = bounds[r + 1]});
-      const SplitSupport margins = *shard->splitSupport();
-      feed(*shard, stream, bounds[r] - margins.before, bounds[r + 1] + margins.after);
-      merged->mergePartialState(shard->getPartialState());
+    requireSameResults(whole->getResults(), mergeRanges(kind.make, stream, bounds)->getResults());
+  }
+}
+
+TEST_CASE("Counter cut at any one or two points of a hand-made stream equals one pass",
+          "[split][counter]") {
+  // Bin edges on and off the block boundaries and the overflow marks; a ring that wraps or not.
+  const timestamp_t binwidth = GENERATE(1000, 700);
+  const std::int64_t n_values = GENERATE(3, 10);
+  const DrainedStream stream = handMadeStream();
+  const MeasurementFactory make = [&] {
+    return std::make_unique<Counter>("m", std::vector<channel_t>{1, 2}, binwidth, n_values);
+  };
+  const auto whole = make();
+  feed(*whole, stream);
+  const ResultSet expected = whole->getResults();
+  for (timestamp_t first = 100; first < stream.end(); first += 100) {
+    for (timestamp_t second = first; second < stream.end(); second += 100) {
+      INFO("binwidth " << binwidth << ", n_values " << n_values << ", cuts " << first << ", "
+                       << second);
+      std::vector<timestamp_t> bounds{stream.begin(), first, second, stream.end()};
+      if (second == first) bounds.erase(bounds.begin() + 2);  // one cut
+      requireSameResults(expected, mergeRanges(make, stream, bounds)->getResults());
     }
-    requireSameResults(whole->getResults(), merged->getResults());
   }
 }
 
@@ -81,7 +154,7 @@ TEST_CASE("Ranges merge into the measurement of the first range as well", "[spli
     first->setShardPlan(ShardPlan{.end = cut});
     feed(*first, stream, stream.begin(), cut + first->splitSupport()->after);
     const auto second = kind.make();
-    second->setShardPlan(ShardPlan{.begin = cut});
+    second->setShardPlan(ShardPlan{.begin = cut, .origin = stream.begin()});
     feed(*second, stream, cut - second->splitSupport()->before);
     first->mergePartialState(second->getPartialState());
     requireSameResults(whole->getResults(), first->getResults());

@@ -48,11 +48,28 @@ Recording makeRecording(const test::TempDir& dir, Compression compression) {
 
 }  // namespace
 
-TEST_CASE("damage: a file cut at any byte yields every complete block, then names the offset",
-          "[tagfile]") {
+TEST_CASE(
+    "damage: a file cut at any byte yields every complete block, then names the offset "
+    "(a cut inside the part's time index only loses the index)",
+    "[tagfile]") {
   test::TempDir dir;
   const Recording recording = makeRecording(dir, Compression::None);
+  // The part ends with its time index, the payload of the part-end record: the trailer's
+  // size field says how long it is. A cut inside it leaves every record and the part end.
+  const std::size_t index_size = static_cast<std::size_t>(
+      loadLittle(recording.bytes.data() + recording.bytes.size() - kIndexTrailerSize + 8, 8));
+  const std::size_t index_begin = recording.bytes.size() - index_size;
   for (std::size_t cut = 0; cut < recording.bytes.size(); ++cut) {
+    if (cut >= index_begin) {
+      TagFileReader reader(std::span<const std::uint8_t>(recording.bytes.data(), cut), "cut");
+      TagFileReader::Record record;
+      std::vector<Tag> tags;
+      std::size_t blocks = 0;
+      while (reader.next(record, tags)) blocks += record.header.kind == RecordKind::Tags;
+      CHECK(blocks == recording.blocks.size());
+      CHECK_FALSE(reader.readIndex().has_value());
+      continue;
+    }
     const std::span<const std::uint8_t> part(recording.bytes.data(), cut);
     std::size_t complete = 0;
     while (complete < recording.record_ends.size() && recording.record_ends[complete] <= cut) {

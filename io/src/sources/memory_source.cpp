@@ -92,6 +92,17 @@ bool MemorySource::seekTo(timestamp_t time) {
   return true;
 }
 
+bool MemorySource::startsInOverflow() const {
+  bool inside = false;
+  for (const std::uint32_t index : special_) {
+    if (index >= position_) break;
+    const TagType type = (*tags_)[index].type;
+    if (type == TagType::OverflowBegin) inside = true;
+    if (type == TagType::OverflowEnd) inside = false;
+  }
+  return inside;
+}
+
 std::string MemorySource::describe() const {
   return "memory tags=" + std::to_string(tags_->size()) +
          " block_size=" + std::to_string(block_size_);

@@ -123,6 +123,7 @@ bool FileReader::seekTo(timestamp_t time) {
       const auto entry =
           static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, after - entries.begin() - 1));
       part->seek(*index, entry);
+      starts_in_overflow_ = entries[entry].in_overflow_at_begin;
       reader_ = std::move(part);
       return true;
     }

@@ -150,6 +150,7 @@ std::vector<std::uint8_t> encodePartIndex(const PartIndex& index) {
     storeLittle(at + 8, entry.sequence, 8);
     storeLittle(at + 16, static_cast<std::uint64_t>(entry.begin_time), 8);
     storeLittle(at + 24, static_cast<std::uint64_t>(entry.end_time), 8);
+    storeLittle(at + 32, entry.in_overflow_at_begin ? 1 : 0, 8);
     at += kIndexEntrySize;
   }
   storeLittle(at, index.first_sequence, 8);
@@ -163,7 +164,7 @@ PartIndex decodePartIndex(std::span<const std::uint8_t> payload) {
   if (payload.size() < kIndexTrailerSize ||
       (payload.size() - kIndexTrailerSize) % kIndexEntrySize != 0) {
     throw DataError("time index of " + std::to_string(payload.size()) +
-                    " bytes is invalid (valid: 24 + 32 per entry)");
+                    " bytes is invalid (valid: 24 + 40 per entry)");
   }
   const std::uint8_t* trailer = payload.data() + payload.size() - kIndexTrailerSize;
   if (loadLittle(trailer + 16, 4) != kIndexMagic ||
@@ -182,6 +183,9 @@ PartIndex decodePartIndex(std::span<const std::uint8_t> payload) {
     entry.sequence = loadLittle(at + 8, 8);
     entry.begin_time = static_cast<timestamp_t>(loadLittle(at + 16, 8));
     entry.end_time = static_cast<timestamp_t>(loadLittle(at + 24, 8));
+    const std::uint64_t flags = loadLittle(at + 32, 8);
+    if (flags > 1) throw DataError("time index entry " + std::to_string(i) + " has unknown flags");
+    entry.in_overflow_at_begin = flags == 1;
     const bool ordered = entry.end_time >= entry.begin_time &&
                          (i == 0 ? entry.sequence >= index.first_sequence
                                  : entry.offset > index.entries[i - 1].offset &&

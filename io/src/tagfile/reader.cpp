@@ -192,14 +192,23 @@ bool TagFileReader::next(Record& record, std::vector<Tag>& tags) {
                     std::to_string(expected_sequence_) +
                     " was expected (a record or part is missing)");
   }
-  if (from_memory_ && header.stored_size > memory_.size() - offset_) {
+  if (from_memory_ && header.kind != RecordKind::PartEnd &&
+      header.stored_size > memory_.size() - offset_) {
     throw TruncatedData(where(at) + ": the file is truncated at byte offset " +
                         std::to_string(memory_.size()) + ", inside the payload of " +
                         std::to_string(header.stored_size) +
                         " bytes; every record before it is complete");
   }
   stored_.resize(header.stored_size);
-  if (!readExactly(stored_.data(), stored_.size(), got)) {
+  const bool whole = readExactly(stored_.data(), stored_.size(), got);
+  if (!whole && header.kind == RecordKind::PartEnd) {
+    // A part end's payload is only its time index: cut short (a writer killed while it ended
+    // the part), the part still ends here, without one.
+    ended_ = true;
+    ++record_index_;
+    return true;
+  }
+  if (!whole) {
     throw TruncatedData(where(at) + ": the file is truncated at byte offset " +
                         std::to_string(at + kRecordHeaderSize + got) + ", inside the payload of " +
                         std::to_string(header.stored_size) +

@@ -73,6 +73,11 @@ void BlockPacker::pack(std::span<const Tag> tags, timestamp_t begin_time, timest
   header.payload_crc = crc32c(out.payload);
   header.begin_time = begin_time;
   header.end_time = end_time;
+  out.in_overflow_at_begin = in_overflow_;
+  for (const Tag& tag : tags) {
+    if (tag.type == TagType::OverflowBegin) in_overflow_ = true;
+    if (tag.type == TagType::OverflowEnd) in_overflow_ = false;
+  }
 }
 
 std::string TagFileWriter::partPath(const std::string& path, std::uint32_t part) {
@@ -192,12 +197,14 @@ void TagFileWriter::beginNextPart() {
   }
 }
 
-void TagFileWriter::writeRecord(RecordHeader header, std::span<const std::uint8_t> payload) {
+void TagFileWriter::writeRecord(RecordHeader header, std::span<const std::uint8_t> payload,
+                                bool in_overflow_at_begin) {
   checkUsable();
   if (split_pending_ || offset_ >= options_.max_file_size) beginNextPart();
   header.sequence = sequence_;
   if (header.kind == RecordKind::Tags) {
-    index_.entries.push_back({offset_, sequence_, header.begin_time, header.end_time});
+    index_.entries.push_back(
+        {offset_, sequence_, header.begin_time, header.end_time, in_overflow_at_begin});
   }
   std::uint8_t bytes[kRecordHeaderSize];
   encodeRecordHeader(header, bytes);
@@ -207,7 +214,7 @@ void TagFileWriter::writeRecord(RecordHeader header, std::span<const std::uint8_
 }
 
 void TagFileWriter::write(EncodedBlock& block) {
-  writeRecord(block.header, block.payload);
+  writeRecord(block.header, block.payload, block.in_overflow_at_begin);
   tags_written_ += block.header.tag_count;
 }
 
@@ -247,7 +254,7 @@ void TagFileWriter::encodePartEnd(bool continues, std::uint64_t sequence, timest
 int TagFileWriter::endPart(int fd, bool continues, const PartIndex& index) {
   std::uint8_t bytes[kRecordHeaderSize];
   encodePartEnd(continues, sequence_, last_time_, bytes);
-  // A part of more records than an index can hold (parts over about 40 GiB) ends without one.
+  // A part of more records than an index can hold (parts over about 30 GiB) ends without one.
   std::vector<std::uint8_t> payload;
   if (index.entries.size() <= kMaxIndexEntries) {
     payload = encodePartIndex(index);

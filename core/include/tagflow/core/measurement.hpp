@@ -113,10 +113,10 @@ class Measurement {
   std::optional<ShardPlan> shardPlan() const;
   // The raw sums of what this measurement counted (for mergePartialState(), or to send to
   // another process), with the capture duration and overflow count.
-  ResultSet getPartialState() const;
+  virtual ResultSet getPartialState() const;
   // Adds another shard's partial state of the same kind and parameters: one that counted the
   // range right after this one's, or any range when the kind merges in any order.
-  void mergePartialState(const ResultSet& later);
+  virtual void mergePartialState(const ResultSet& later);
 
   // The nodes that do this measurement's work in a graph: itself, or its shards.
   virtual std::vector<Measurement*> graphNodes() { return {this}; }
@@ -125,7 +125,8 @@ class Measurement {
   void processBlock(const TagBlock& block);
   // Graph side: the stream has ended (or a new run of the graph begins).
   void streamEnded();
-  void streamStarting();
+  // `in_overflow`: the stream begins inside an overflow interval (a source that seeked).
+  void streamStarting(bool in_overflow = false);
 
  protected:
   // Only TimeTag records, time-ordered; the run lies inside the current capture interval.

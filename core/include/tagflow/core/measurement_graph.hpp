@@ -97,9 +97,11 @@ class MeasurementGraph {
   // at `begin` less the widest margin a measurement reads before its range, when it can seek
   // (Source::seekTo), and otherwise skips the blocks before; the run ends once the stream has
   // passed `end` plus the widest margin after. The partial states of consecutive ranges merge
-  // in order into the results of one pass. Throws InvalidArgument naming a measurement that
-  // cannot split.
-  Profile runRange(timestamp_t begin, timestamp_t end);
+  // in order into the results of one pass. `origin` is where one pass over the whole stream
+  // starts (grids of time bins align to it); by default the source's Source::timeSpan() tells.
+  // Throws InvalidArgument naming a measurement that cannot split.
+  Profile runRange(timestamp_t begin, timestamp_t end,
+                   timestamp_t origin = ShardPlan::kStreamStart);
   // Ends the run after the block being produced now, and asks the source to stop waiting for
   // data (Source::requestStop()); safe from any thread.
   void requestStop() {

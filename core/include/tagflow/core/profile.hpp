@@ -43,7 +43,8 @@ struct Profile {
   std::size_t blocks_in_flight = 0;  // produced but not yet finished by every node (live only)
 
   double wallMTagsPerSecond() const { return wall_s > 0 ? tags / wall_s * 1e-6 : 0; }
-  // Busy time of one measurement node over all measurement busy time (the source excluded).
+  // Busy time of one measurement node over all measurement busy time (sources excluded: a
+  // distributed run's profile holds the nodes of every rank).
   double share(const NodeProfile& node) const;
 };
 

@@ -58,6 +58,9 @@ class ShardedMeasurement : public Measurement {
   timestamp_t getCaptureDuration() const override;
   std::uint64_t getOverflowCount() const override;
   ResultSet getResults() const override;
+  // The merged shards' state; a merged state goes to the first shard (the states are sums).
+  ResultSet getPartialState() const override;
+  void mergePartialState(const ResultSet& later) override;
   std::optional<std::vector<channel_t>> inputChannels() const override;
   std::vector<Measurement*> graphNodes() override;
 

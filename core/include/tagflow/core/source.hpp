@@ -47,6 +47,9 @@ class Source {
   // nullopt and false; a range run then reads them from the start.
   virtual std::optional<StreamSpan> timeSpan() { return std::nullopt; }
   virtual bool seekTo(timestamp_t /*time*/) { return false; }
+  // After seekTo(): the stream begins inside an overflow interval that began before it, so the
+  // measurements start in that state.
+  virtual bool startsInOverflow() const { return false; }
 };
 
 }  // namespace tagflow

@@ -5,6 +5,13 @@
 // overflow interval is flagged: its normalised value is NaN. Total counts include the bin
 // still integrating and the MissedEvents counts of overflow intervals. Time during which the
 // counter is stopped is skipped: bins integrate capture time.
+//
+// Split into consecutive ranges (ShardPlan), a shard bins on the grid of one pass: bins start
+// at the plan's origin (the capture start of the whole stream) plus multiples of binwidth, so
+// the bin holding the range's begin is partial in this shard and in the one before. States
+// merge in time order: the seam bin's counts add, its overflow flags OR (the earlier part's
+// only if it covered some of the bin), the ring keeps the last n_values bins of both, totals
+// and completed bins add.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +47,8 @@ class Counter : public Measurement {
   const std::vector<channel_t>& channels() const { return index_.channels(); }
   timestamp_t binwidth() const { return binwidth_; }
   std::size_t nValues() const { return n_values_; }
+  // No margins (a bin holds the tags of its own time only); ranges merge in time order.
+  std::optional<SplitSupport> splitSupport() const override { return SplitSupport{}; }
 
  protected:
   void processTimeTags(std::span<const Tag> tags) override;
@@ -50,6 +59,8 @@ class Counter : public Measurement {
   void onMissedEvents(const Tag& tag) override;
   void clearData() override;
   void collectResults(ResultSet& out) const override;
+  void savePartialState(ResultSet& out) const override;
+  void mergePartial(const ResultSet& later) override;
 
  private:
   void completeBinsBefore(timestamp_t time);
@@ -80,6 +91,10 @@ class Counter : public Measurement {
   timestamp_t bin_end_ = 0;
   timestamp_t last_time_ = 0;
   bool current_overflow_ = false;
+  // A capture began since construction or clear() (or a merge brought one): the bin grid is set.
+  bool started_ = false;
+  timestamp_t capture_start_ = 0;    // where this state's capture began
+  timestamp_t first_bin_start_ = 0;  // where bin 0 of this state begins
 };
 
 }  // namespace tagflow

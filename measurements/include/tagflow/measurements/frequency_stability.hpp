@@ -15,6 +15,13 @@
 // give NaN, and so does everything while no series has reached two samples (no period yet). Traces
 // cover the last trace_len samples of the current series: their times, their phase from a
 // least-squares line, and the frequency of each sample interval.
+//
+// It does not split by time (no splitSupport()): which edges form a sample is counted from the
+// start of the series, which may lie anywhere before a range (a series runs until a gap), and
+// the phases accumulate against a reference period and an edge check taken from every earlier
+// series. A shard of a later range knows none of these, so it would have to hold all its edges
+// until the earlier state arrives; restarting the series at the range instead would give other
+// samples than one pass.
 #pragma once
 
 #include <cstdint>

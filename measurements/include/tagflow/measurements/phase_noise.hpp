@@ -14,6 +14,14 @@
 // period. A series restarts (partial segments dropped, spectra kept) at the capture start, at
 // an Error, across an overflow interval, and when an edge interval differs from the
 // reference period by more than half of it (a missing or extra edge).
+//
+// It does not split by time (no splitSupport()): the Welch segments of every octave, and the
+// samples each half-band decimator pairs, are counted from the start of the series, which may
+// lie anywhere before a range (octave k repeats only every 2^k * 4 * samples_per_octave
+// edges), and the phases are taken against a period from every earlier series. A shard of a
+// later range knows neither, so it would have to hold all its edges until the earlier state
+// arrives; restarting the series at the range instead would drop the segments across each cut
+// and move every segment after it: another estimate than one pass's.
 #pragma once
 
 #include <cstdint>

@@ -24,6 +24,7 @@ class MemorySource : public Source {
   std::optional<StreamSpan> timeSpan() override;
   // Starts the stream at `time` itself (the first block begins there).
   bool seekTo(timestamp_t time) override;
+  bool startsInOverflow() const override;
 
   // Serves the stream again from its start.
   void rewind();

@@ -42,6 +42,7 @@ class FileReader : public Source {
   // (markers before it are skipped); false, and nothing moved, without indexes.
   std::optional<StreamSpan> timeSpan() override;
   bool seekTo(timestamp_t time) override;
+  bool startsInOverflow() const override { return starts_in_overflow_; }
 
   // Whether another block follows (reads ahead up to the next tags record).
   bool hasData();
@@ -77,6 +78,7 @@ class FileReader : public Source {
   bool loaded_ = false;  // a tags record is loaded and not fully served
   bool ended_ = false;
   bool started_ = false;
+  bool starts_in_overflow_ = false;  // where seekTo() put the stream
   timestamp_t next_begin_ = 0;
   std::string last_marker_;
   // Pacing: stream time `stream_anchor_` is due at `wall_anchor_`.

@@ -61,7 +61,8 @@ struct RecordHeader {
 };
 
 // The time index a complete part ends with, as the payload of its final part-end record: per
-// tags record its byte offset, sequence number and time range, in file order, then a 24-byte
+// tags record its byte offset, sequence number, time range and whether the stream is inside
+// an overflow interval where it begins, in file order, then a 24-byte
 // trailer (the part's first sequence number, the payload size, "TIDX", the entry size), so a
 // reader finds it from the file's last bytes and seeks in O(log n). Provisional part ends
 // (while recording, after a crash) carry none.
@@ -70,6 +71,7 @@ struct IndexEntry {
   std::uint64_t sequence = 0;
   timestamp_t begin_time = 0;
   timestamp_t end_time = 0;
+  bool in_overflow_at_begin = false;
 };
 
 struct PartIndex {
@@ -81,7 +83,7 @@ struct PartIndex {
 };
 
 inline constexpr std::uint32_t kIndexMagic = 0x58444954;  // "TIDX"
-inline constexpr std::size_t kIndexEntrySize = 32;
+inline constexpr std::size_t kIndexEntrySize = 40;
 inline constexpr std::size_t kIndexTrailerSize = 24;
 inline constexpr std::size_t kMaxIndexEntries =
     (kMaxPayloadBytes - kIndexTrailerSize) / kIndexEntrySize;

@@ -47,6 +47,7 @@ struct TagFileOptions {
 struct EncodedBlock {
   tagfile::RecordHeader header;
   std::vector<std::uint8_t> payload;
+  bool in_overflow_at_begin = false;  // for the time index: a reader seeking here must know
 };
 
 class BlockPacker {
@@ -60,6 +61,7 @@ class BlockPacker {
 
  private:
   tagfile::Compression compression_;
+  bool in_overflow_ = false;  // at the end of the last block packed
   tagfile::TagBlockEncoder encoder_;
   tagfile::PayloadCompressor compressor_;
   std::vector<std::uint8_t> raw_;
@@ -95,7 +97,8 @@ class TagFileWriter {
  private:
   void openPart();
   void beginNextPart();
-  void writeRecord(tagfile::RecordHeader header, std::span<const std::uint8_t> payload);
+  void writeRecord(tagfile::RecordHeader header, std::span<const std::uint8_t> payload,
+                   bool in_overflow_at_begin = false);
   // Writes `head`, `payload` and a provisional part end (carrying `sequence` and `time`) at
   // the end of the part and moves the end of the part behind `payload`.
   void appendEnded(std::span<const std::uint8_t> head, std::span<const std::uint8_t> payload,
