@@ -236,6 +236,9 @@ std::string kindsHelp() {
     out += fmt::format("  {}: {}\n{}", kind.kind(), kind.schema->summary(), kind.schema->help());
   }
   out +=
+      "Any [[measurement]] of a kind that splits by time may add parallel = N: N shards on N\n"
+      "cores, results as one pass (docs/parallel.md). mpirun -n N tagflow run splits a recording\n"
+      "over N processes.\n"
       "[run] keys: output (default results.h5), duration_ps (stream time to process),\n"
       "      threads (0 = all cores), max_blocks_in_flight (default 8)\n";
   return out;
