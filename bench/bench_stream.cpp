@@ -1,6 +1,8 @@
 #include "bench_stream.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <iostream>
 
 #include "tagflow/io/source_registry.hpp"
 #include "tagflow/io/sources/synthetic_source.hpp"
@@ -45,6 +47,20 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+double measureBareScan(std::span<const Tag> stream, int runs) {
+  std::vector<double> rates;
+  std::uint64_t checksum = 0;
+  for (int run = 0; run < runs; ++run) {
+    const auto begin = std::chrono::steady_clock::now();
+    checksum += plainScan(stream);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    rates.push_back(static_cast<double>(stream.size()) / seconds * 1e-6);
+  }
+  if (checksum == 42) std::cout << "";  // keeps the scan observable
+  return median(rates);
 }
 
 std::uint64_t plainScan(std::span<const Tag> tags) {

@@ -26,6 +26,9 @@ std::shared_ptr<const std::vector<Tag>> makeSyntheticStream(std::size_t count,
 // The median of a figure's runs (the machine is shared: one run says little).
 double median(std::vector<double> values);
 
+// The median rate of `runs` plain scans of `stream`, MTags/s: the reference of every ratio.
+double measureBareScan(std::span<const Tag> stream, int runs);
+
 // Sums channel and time of every tag, so the loop cannot be optimised away.
 std::uint64_t plainScan(std::span<const Tag> tags);
 

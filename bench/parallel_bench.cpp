@@ -67,16 +67,7 @@ int runParallelBench(const ParallelBenchOptions& options) {
                                 std::to_string(ShardedMeasurement::kMaxShards) + ")");
   }
   const auto stream = makeBenchStream(options.tags);
-  std::vector<double> scans;
-  for (int run = 0; run < options.runs; ++run) {
-    const auto begin = std::chrono::steady_clock::now();
-    const std::uint64_t checksum = plainScan(*stream);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    if (checksum == 42) std::cout << "";  // keeps the scan observable
-    scans.push_back(static_cast<double>(stream->size()) / seconds * 1e-6);
-  }
-  const double scan = median(scans);
+  const double scan = measureBareScan(*stream, options.runs);
 
   std::vector<Row> rows;
   for (const ParallelCase& bench_case : parallelCases()) {

@@ -215,20 +215,6 @@ double measureSyntheticSource(const Options& options) {
   return median(rates);
 }
 
-double measureBareScan(const std::vector<Tag>& stream, int runs) {
-  std::vector<double> rates;
-  std::uint64_t checksum = 0;
-  for (int run = 0; run < runs; ++run) {
-    const auto begin = std::chrono::steady_clock::now();
-    checksum += plainScan(stream);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    rates.push_back(stream.size() / seconds * 1e-6);
-  }
-  if (checksum == 42) std::cout << "";  // keeps the scan observable
-  return median(rates);
-}
-
 // A measurement slower than the synthetic source, so back-pressure must hold the source.
 class SlowMeasurement : public Measurement {
  public:

@@ -8,6 +8,13 @@
 
 namespace tagflow {
 
+namespace {
+
+// The parts of a block a shard's window cuts it into; without a plan everything is counted.
+enum Part { kLeadIn, kCounted, kLeadOut };
+
+}  // namespace
+
 Measurement::Measurement(const ParameterSchema& schema, std::string name,
                          const Parameters& parameters)
     : kind_(schema.kind()),
@@ -172,7 +179,7 @@ void Measurement::processBlock(const TagBlock& block) {
   }
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(due));
   if (!running_) {
-    trackOverflowWhileStopped(block);
+    trackOverflow(block, 0, block.tags.size());
     return;
   }
 
@@ -200,7 +207,7 @@ void Measurement::processBlock(const TagBlock& block) {
   if (plan_) {
     dispatchPlanned(block, tag_count, end);
   } else {
-    dispatch(block, tag_count, end);
+    dispatchSegment(block, 0, tag_count, end, kCounted);
     capture_duration_ += end - block.begin_time;
   }
 
@@ -211,22 +218,6 @@ void Measurement::processBlock(const TagBlock& block) {
     remaining_ = -1;
     finished_.notify_all();
   }
-}
-
-void Measurement::dispatch(const TagBlock& block, std::size_t tag_count, timestamp_t end) {
-  std::size_t position = 0;
-  for (std::uint32_t index : block.special) {
-    if (index >= tag_count) break;
-    if (index > position) processTimeTags(block.tags.subspan(position, index - position));
-    handleSpecial(block.tags[index], true);
-    position = index + 1;
-  }
-  if (tag_count > position) processTimeTags(block.tags.subspan(position, tag_count - position));
-  advanceTime(end);
-}
-
-void Measurement::trackOverflowWhileStopped(const TagBlock& block) {
-  trackOverflow(block, 0, block.tags.size());
 }
 
 void Measurement::trackOverflow(const TagBlock& block, std::size_t from, std::size_t to) {
@@ -254,8 +245,6 @@ std::size_t firstTagAtOrAfter(std::span<const Tag> tags, std::size_t from, std::
                        [](const Tag& tag, timestamp_t t) { return tag.time < t; }) -
       tags.begin());
 }
-
-enum Part { kLeadIn, kCounted, kLeadOut };
 
 }  // namespace
 

@@ -188,13 +188,14 @@ class Measurement {
   void applyLocked(Action action, timestamp_t duration, bool clear);
   void clearLocked();
   void endCaptureLocked();
-  void dispatch(const TagBlock& block, std::size_t tag_count, timestamp_t end);
   // `counted`: inside a counted range. In a margin the state reaches the hooks, but overflow
   // intervals and MissedEvents counts are the neighbouring shard's.
   void handleSpecial(const Tag& tag, bool counted);
-  void trackOverflowWhileStopped(const TagBlock& block);
+  // Follows the overflow state through tags [from, to) without calling any hook.
   void trackOverflow(const TagBlock& block, std::size_t from, std::size_t to);
   void dispatchPlanned(const TagBlock& block, std::size_t tag_count, timestamp_t end);
+  // Hands tags [from, to) of the block to the hooks of `part` (lead-in, counted, lead-out),
+  // the special tags between them included, then advances time to `segment_end`.
   void dispatchSegment(const TagBlock& block, std::size_t from, std::size_t to,
                        timestamp_t segment_end, int part);
   // The window around the first owned range whose window ends after `time`.
