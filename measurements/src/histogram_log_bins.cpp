@@ -1,7 +1,6 @@
 #include "tagflow/measurements/histogram_log_bins.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -14,21 +13,6 @@ namespace {
 
 constexpr timestamp_t kNever = std::numeric_limits<timestamp_t>::max();
 constexpr std::int64_t kMaxBins = 1'000'000;
-
-// The table key of tau >= 1: the position of its top bit, then the `sub_bits` bits below it.
-std::uint32_t lookupKey(std::uint64_t tau, int sub_bits) {
-  const int top = 63 - std::countl_zero(tau);
-  const std::uint64_t bits = top >= sub_bits ? tau >> (top - sub_bits) : tau << (sub_bits - top);
-  return (static_cast<std::uint32_t>(top) << sub_bits) |
-         static_cast<std::uint32_t>(bits & ((1u << sub_bits) - 1));
-}
-
-// The smallest tau with this key.
-std::uint64_t keyLowerBound(std::uint32_t key, int sub_bits) {
-  const int top = static_cast<int>(key >> sub_bits);
-  const std::uint64_t bits = (std::uint64_t{1} << sub_bits) | (key & ((1u << sub_bits) - 1));
-  return top >= sub_bits ? bits << (top - sub_bits) : bits >> (sub_bits - top);
-}
 
 Parameters logBinParameters(channel_t click, channel_t start, double exp_start, double exp_stop,
                             std::int64_t n_bins, const std::optional<ChannelGate>& click_gate,
@@ -128,8 +112,8 @@ HistogramLogBins::HistogramLogBins(std::string name, channel_t click_channel,
                           std::to_string(exp_stop) + ") s rounds to 0 ps width");
   }
   span_ = edges_.back();
+  lookup_ = LogBinLookup(edges_);
   counts_.assign(edges_.size() - 1, 0);
-  buildLookup();
   click_gate_.reset();
   start_gate_.reset();
 }
@@ -144,71 +128,6 @@ std::optional<std::vector<channel_t>> HistogramLogBins::inputChannels() const {
   }
   return channels;
 }
-
-void HistogramLogBins::buildLookup() {
-  // Finer keys until no key range holds more than two edges, so two compares finish every
-  // look-up; 6 bits suffice up to about 60 bins per octave (1000 bins over 6 decades).
-  for (sub_bits_ = 6; sub_bits_ <= 10; ++sub_bits_) {
-    first_bin_.assign(std::size_t{64} << sub_bits_, 0);
-    std::size_t bin = 0;
-    std::size_t most_edges_inside = 0;
-    for (std::uint32_t key = 0; key < first_bin_.size(); ++key) {
-      const std::uint64_t lower = keyLowerBound(key, sub_bits_);
-      while (bin + 2 < edges_.size() && static_cast<std::uint64_t>(edges_[bin + 1]) <= lower) ++bin;
-      first_bin_[key] = static_cast<std::uint32_t>(bin);
-      if (key + 1 < first_bin_.size()) {
-        const std::uint64_t next = keyLowerBound(key + 1, sub_bits_);
-        std::size_t inside = 0;
-        while (bin + 1 + inside < edges_.size() &&
-               static_cast<std::uint64_t>(edges_[bin + 1 + inside]) < next) {
-          ++inside;
-        }
-        most_edges_inside = std::max(most_edges_inside, inside);
-      }
-    }
-    at_most_two_edges_ = most_edges_inside <= 2;
-    if (at_most_two_edges_) break;
-  }
-  sub_bits_ = std::min(sub_bits_, 10);
-  // Two sentinels past the last edge keep the two compares inside the array.
-  padded_edges_ = edges_;
-  padded_edges_.push_back(kNever);
-  padded_edges_.push_back(kNever);
-}
-
-namespace {
-
-// The same key through the exponent and leading mantissa bits of tau as a double: fewer
-// instructions and no data-dependent shift direction; exact while tau < 2^53.
-std::uint32_t lookupKeyViaDouble(std::uint64_t tau, int sub_bits) {
-  const auto bits = std::bit_cast<std::uint64_t>(static_cast<double>(tau));
-  return static_cast<std::uint32_t>((bits >> (52 - sub_bits)) - (std::uint64_t{1023} << sub_bits));
-}
-
-constexpr timestamp_t kExactDoubleLimit = timestamp_t{1} << 53;
-
-// The bin of a tau by its leading bits. kAtMostTwoEdges: no key range holds more than two
-// edges, so two compares always finish.
-template <bool kViaDouble, bool kAtMostTwoEdges>
-struct BinLookup {
-  const std::uint32_t* first_bin;
-  const timestamp_t* edges;  // padded with two sentinels
-  int sub_bits;
-
-  std::size_t operator()(timestamp_t tau) const {
-    const auto key = kViaDouble ? lookupKeyViaDouble(static_cast<std::uint64_t>(tau), sub_bits)
-                                : lookupKey(static_cast<std::uint64_t>(tau), sub_bits);
-    std::size_t bin = first_bin[key];
-    bin += static_cast<std::size_t>(edges[bin + 1] <= tau) +
-           static_cast<std::size_t>(edges[bin + 2] <= tau);
-    if constexpr (!kAtMostTwoEdges) {
-      while (edges[bin + 1] <= tau) ++bin;
-    }
-    return bin;
-  }
-};
-
-}  // namespace
 
 void HistogramLogBins::restartExposure(timestamp_t from) {
   starts_.clear();
@@ -229,41 +148,26 @@ void HistogramLogBins::accrue(timestamp_t time) {
 void HistogramLogBins::handleClick(timestamp_t time) {
   if (!click_gate_.open || time < accumulate_from_) return;
   ++n_click_;
-  pairClicks(std::span<const timestamp_t>(&time, 1), counts_.data());
+  pairClicks(std::span<const timestamp_t>(&time, 1));
   starts_.dropBefore(time - span_ + 1);
 }
 
-void HistogramLogBins::pairClicks(std::span<const timestamp_t> clicks,
-                                  std::uint64_t* counts) const {
-  if (span_ < kExactDoubleLimit && at_most_two_edges_) {
-    pairClicksWith<true, true>(clicks, counts);
-  } else if (span_ < kExactDoubleLimit) {
-    pairClicksWith<true, false>(clicks, counts);
-  } else {
-    pairClicksWith<false, false>(clicks, counts);
-  }
-}
-
-template <bool kViaDouble, bool kAtMostTwoEdges>
-void HistogramLogBins::pairClicksWith(std::span<const timestamp_t> clicks,
-                                      std::uint64_t* counts) const {
+void HistogramLogBins::pairClicks(std::span<const timestamp_t> clicks) {
   if (clicks.empty()) return;
-  const auto starts = starts_.times();
-  const BinLookup<kViaDouble, kAtMostTwoEdges> bin_of{first_bin_.data(), padded_edges_.data(),
-                                                      sub_bits_};
-  // starts[first, last) lie within the span before the current click; both ends only move
-  // forward, as the clicks are time-ordered.
-  std::size_t first = static_cast<std::size_t>(
-      std::lower_bound(starts.begin(), starts.end(), clicks.front() - span_ + 1) - starts.begin());
-  std::size_t last = first;
-  for (const timestamp_t click : clicks) {
-    const timestamp_t oldest = click - span_ + 1;
-    const timestamp_t latest = click - edges_.front();  // later starts are too close or after
-    while (first < starts.size() && starts[first] < oldest) ++first;
-    last = std::max(last, first);
-    while (last < starts.size() && starts[last] <= latest) ++last;
-    for (std::size_t j = first; j < last; ++j) ++counts[bin_of(click - starts[j])];
-  }
+  lookup_.withKernel([&](const auto bin_of) {
+    const auto starts = starts_.times();
+    std::uint64_t* const counts = counts_.data();
+    // starts[first, last) lie within the span before the current click; both ends only move
+    // forward, as the clicks are time-ordered.
+    std::size_t first = 0;
+    std::size_t last = 0;
+    for (const timestamp_t click : clicks) {
+      first = advanceBelow(starts, first, click - span_ + 1);
+      // Later starts are too close to the click (or after it).
+      last = advanceNotAbove(starts, std::max(last, first), click - edges_.front());
+      for (std::size_t j = first; j < last; ++j) ++counts[bin_of(click - starts[j])];
+    }
+  });
 }
 
 void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {
@@ -289,7 +193,7 @@ void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {
   clicks = clicks.subspan(static_cast<std::size_t>(
       std::lower_bound(clicks.begin(), clicks.end(), accumulate_from_) - clicks.begin()));
   n_click_ += clicks.size();
-  pairClicks(clicks, counts_.data());
+  pairClicks(clicks);
   if (!clicks.empty()) starts_.dropBefore(clicks.back() - span_ + 1);
 }
 

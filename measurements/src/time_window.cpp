@@ -6,13 +6,13 @@
 namespace tagflow {
 
 timestamp_t* TimeWindow::reserveFor(std::size_t count) {
-  if (end_ + count > capacity_) {
+  if (end_ + count + kReadSlack > capacity_) {
     const std::size_t kept = size();
-    if (kept + count <= capacity_ / 2) {
+    if (kept + count + kReadSlack <= capacity_ / 2) {
       // Plenty of room once the dropped front is reclaimed.
       std::memmove(data_.get(), data_.get() + head_, kept * sizeof(timestamp_t));
     } else {
-      const std::size_t capacity = std::max<std::size_t>(2 * (kept + count), 1024);
+      const std::size_t capacity = std::max<std::size_t>(2 * (kept + count + kReadSlack), 1024);
       auto grown = std::make_unique<timestamp_t[]>(capacity);
       // memcpy from the null pointer of a window never grown is undefined, even for 0 bytes.
       if (kept > 0) std::memcpy(grown.get(), data_.get() + head_, kept * sizeof(timestamp_t));

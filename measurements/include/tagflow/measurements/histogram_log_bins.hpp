@@ -13,8 +13,7 @@
 // counted during accumulation: the usual normalisation without gates; with a start gate it
 // assumes the gate is open as often before a click as on average.
 //
-// Bin look-up costs the same for any n_bins: the leading bits of tau index a table of the
-// first candidate bin, and at most a few edge compares finish the job.
+// Bin look-up costs the same for any n_bins (LogBinLookup).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "tagflow/core/measurement.hpp"
+#include "tagflow/measurements/log_bin_lookup.hpp"
 #include "tagflow/measurements/time_window.hpp"
 
 namespace tagflow {
@@ -78,15 +78,12 @@ class HistogramLogBins : public Measurement {
     }
   };
 
-  void buildLookup();
   void restartExposure(timestamp_t from);
   void accrue(timestamp_t time);
   void handleClick(timestamp_t time);
-  // Adds the pairs of `clicks` (time-ordered, all to be counted) with the starts in the window
-  // to `counts`.
-  void pairClicks(std::span<const timestamp_t> clicks, std::uint64_t* counts) const;
-  template <bool kViaDouble, bool kAtMostTwoEdges>
-  void pairClicksWith(std::span<const timestamp_t> clicks, std::uint64_t* counts) const;
+  // Counts the pairs of `clicks` (time-ordered, all to be counted) with the starts in the
+  // window.
+  void pairClicks(std::span<const timestamp_t> clicks);
   void processGated(std::span<const Tag> tags);
   std::vector<double> densityLocked() const;
   std::vector<double> g2Locked() const;
@@ -94,11 +91,8 @@ class HistogramLogBins : public Measurement {
   channel_t click_channel_;
   channel_t start_channel_;
   std::vector<std::int64_t> edges_;
-  std::vector<std::int64_t> padded_edges_;  // edges_ and two sentinels, for the look-up
-  std::vector<std::uint32_t> first_bin_;    // per leading-bits key of tau
-  int sub_bits_ = 6;
-  bool at_most_two_edges_ = false;
   timestamp_t span_ = 0;  // the last edge
+  LogBinLookup lookup_;
 
   std::vector<std::uint64_t> counts_;
   TimeWindow starts_;

@@ -3,18 +3,28 @@
 // storage is reused, so steady state allocates nothing. splitChannels() fills two windows from
 // a block in one pass without a data-dependent branch per tag: with several channels mixed at
 // random, that branch is what a per-tag loop spends most of its time mispredicting.
+// kReadSlack times past the end are always readable (unspecified values), so that vector code
+// may load whole registers at the end of the window.
 #pragma once
 
+#include <bit>
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <span>
 
 #include "tagflow/core/tag.hpp"
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace tagflow {
 
 class TimeWindow {
  public:
+  static constexpr std::size_t kReadSlack = 8;
+
   std::size_t size() const { return end_ - head_; }
   bool empty() const { return end_ == head_; }
   timestamp_t operator[](std::size_t i) const { return data_[head_ + i]; }
@@ -45,6 +55,47 @@ class TimeWindow {
   std::size_t head_ = 0;
   std::size_t end_ = 0;
 };
+
+// The first position at or after `position` in the sorted `times` whose time is not below
+// `bound` (times.size() if none). Steps of up to eight times at once without a branch per
+// time: windows move by a few times per event, and a per-time loop mispredicts its exit once
+// per event. Reads up to kReadSlack times past the end of `times`.
+inline std::size_t advanceBelow(std::span<const timestamp_t> times, std::size_t position,
+                                timestamp_t bound) {
+  const std::size_t size = times.size();
+#if defined(__AVX2__)
+  const __m256i bounds = _mm256_set1_epi64x(bound);
+  const __m256i lanes_low = _mm256_setr_epi64x(0, 1, 2, 3);
+  const __m256i lanes_high = _mm256_setr_epi64x(4, 5, 6, 7);
+  while (position < size) {
+    const auto* at = reinterpret_cast<const __m256i*>(times.data() + position);
+    // Lanes at or past the end count as not below.
+    const __m256i left = _mm256_set1_epi64x(static_cast<long long>(size - position));
+    const __m256i below_low = _mm256_and_si256(_mm256_cmpgt_epi64(bounds, _mm256_loadu_si256(at)),
+                                               _mm256_cmpgt_epi64(left, lanes_low));
+    const __m256i below_high =
+        _mm256_and_si256(_mm256_cmpgt_epi64(bounds, _mm256_loadu_si256(at + 1)),
+                         _mm256_cmpgt_epi64(left, lanes_high));
+    const int below = std::popcount(
+        static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(below_low)) |
+                              (_mm256_movemask_pd(_mm256_castsi256_pd(below_high)) << 4)));
+    position += static_cast<std::size_t>(below);
+    if (below < 8) return position;
+  }
+  return position;
+#else
+  while (position < size && times[position] < bound) ++position;
+  return position;
+#endif
+}
+
+// The same for times not above `bound`.
+inline std::size_t advanceNotAbove(std::span<const timestamp_t> times, std::size_t position,
+                                   timestamp_t bound) {
+  return bound == std::numeric_limits<timestamp_t>::max()
+             ? times.size()
+             : advanceBelow(times, position, bound + 1);
+}
 
 // Appends the times of the tags on `channel_a` to `a` and of those on `channel_b` to `b`
 // (`b` may be null). Tags on other channels are skipped.
