@@ -11,7 +11,8 @@ namespace tagflow {
 namespace {
 
 constexpr std::int64_t kMaxBins = std::int64_t{1} << 28;
-constexpr timestamp_t kMaxWindow = std::int64_t{1} << 52;  // keeps tau exact as a double
+// Offsets into the window stay below 2^52, the range of ExactDivider.
+constexpr timestamp_t kMaxWindow = std::int64_t{1} << ExactDivider::kInputBits;
 
 Parameters correlationParameters(channel_t channel_1, channel_t channel_2, timestamp_t binwidth,
                                  std::int64_t n_bins) {
@@ -66,20 +67,8 @@ Correlation::Correlation(std::string name, channel_t channel_1, channel_t channe
   const timestamp_t window = binwidth_ * n_bins;
   lowest_ = -(window / 2);
   highest_ = lowest_ + window;
-  inverse_binwidth_ = 1.0 / static_cast<double>(binwidth_);
+  bin_of_ = LinearBins{lowest_, ExactDivider(static_cast<std::uint64_t>(binwidth_))};
   counts_.assign(n_bins_, 0);
-}
-
-void Correlation::countPair(timestamp_t tau) {
-  const timestamp_t offset = tau - lowest_;
-  // Multiplying by the reciprocal is exact to within one bin; the compare fixes the edges.
-  auto bin = static_cast<timestamp_t>(static_cast<double>(offset) * inverse_binwidth_);
-  if (bin * binwidth_ > offset) {
-    --bin;
-  } else if ((bin + 1) * binwidth_ <= offset) {
-    ++bin;
-  }
-  ++counts_[static_cast<std::size_t>(bin)];
 }
 
 void Correlation::processTimeTags(std::span<const Tag> tags) {
@@ -124,35 +113,49 @@ void Correlation::pairUpTo(timestamp_t limit) {
 }
 
 void Correlation::pairCrossUpTo(timestamp_t limit) {
+  const auto partners = window_2_.times();
+  std::int64_t* const counts = counts_.data();
+  const LinearBins bin_of = bin_of_;
+  // partners[first, last) lie in the window of the current event; both ends only move forward.
+  std::size_t first = 0;
+  std::size_t last = 0;
   std::size_t done = 0;
   for (; done < pending_1_.size(); ++done) {
     const timestamp_t t = pending_1_[done];
     if (t >= limit) break;
-    window_2_.dropBefore(t - highest_ + 1);
-    for (timestamp_t partner : window_2_.times()) {
-      if (partner > t - lowest_) break;
-      countPair(t - partner);
-    }
+    first = advanceBelow(partners, first, t - highest_ + 1);
+    last = advanceNotAbove(partners, std::max(last, first), t - lowest_);
+    for (std::size_t j = first; j < last; ++j) ++counts[bin_of(t - partners[j])];
   }
   pending_1_.dropFront(done);
+  window_2_.dropFront(first);
   // Every held-back event is at or after `limit`: older channel_2 events can never pair again
   // (without this, a silent channel_1 would let them pile up).
   window_2_.dropBefore(limit - highest_ + 1);
 }
 
 void Correlation::pairAutoUpTo(timestamp_t limit) {
-  for (; cursor_ < events_.size(); ++cursor_) {
-    const timestamp_t t = events_[cursor_];
+  std::int64_t* const counts = counts_.data();
+  const LinearBins bin_of = bin_of_;
+  // An event is its own partner at tau = 0, which always lies in the window: counted with the
+  // others, then taken back.
+  const std::size_t self_bin = bin_of(0);
+  std::size_t first = 0;
+  std::size_t last = 0;
+  std::size_t paired = 0;
+  const auto events = events_.times();
+  for (std::size_t at = cursor_; at < events.size(); ++at) {
+    const timestamp_t t = events[at];
     if (t >= limit) break;
-    const std::size_t before = events_.size();
-    events_.dropBefore(t - highest_ + 1);
-    cursor_ -= before - events_.size();
-    for (std::size_t j = 0; j < events_.size(); ++j) {
-      const timestamp_t partner = events_[j];
-      if (partner > t - lowest_) break;
-      if (j != cursor_) countPair(t - partner);
-    }
+    first = advanceBelow(events, first, t - highest_ + 1);
+    last = advanceNotAbove(events, std::max(last, first), t - lowest_);
+    for (std::size_t j = first; j < last; ++j) ++counts[bin_of(t - events[j])];
+    --counts[self_bin];
+    ++paired;
   }
+  cursor_ += paired;
+  events_.dropFront(first);
+  cursor_ -= first;
 }
 
 void Correlation::forgetEvents() {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tagflow/core/measurement.hpp"
+#include "tagflow/measurements/exact_divider.hpp"
 #include "tagflow/measurements/time_window.hpp"
 
 namespace tagflow {
@@ -60,7 +61,16 @@ class Correlation : public Measurement {
   void mergePartial(const ResultSet& later) override;
 
  private:
-  void countPair(timestamp_t tau);
+  // The bin of a tau in [lowest, lowest + n_bins * binwidth); a value, so that a loop over
+  // pairs keeps it in registers (a member would be reloaded after every count it stores).
+  struct LinearBins {
+    timestamp_t lowest = 0;
+    ExactDivider offset_over_binwidth;
+    std::size_t operator()(timestamp_t tau) const {
+      return static_cast<std::size_t>(
+          offset_over_binwidth(static_cast<std::uint64_t>(tau - lowest)));
+    }
+  };
   // Counts the pairs of every held-back channel_1 event earlier than `limit`.
   void pairUpTo(timestamp_t limit);
   void pairCrossUpTo(timestamp_t limit);
@@ -77,7 +87,7 @@ class Correlation : public Measurement {
   std::size_t n_bins_;
   timestamp_t lowest_;   // lo: left edge of bin 0
   timestamp_t highest_;  // lo + n_bins * binwidth: first tau past the last bin
-  double inverse_binwidth_;
+  LinearBins bin_of_;
 
   std::vector<std::int64_t> counts_;
   TimeWindow pending_1_;  // channel_1 events not yet paired (cross-correlation)

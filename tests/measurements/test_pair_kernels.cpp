@@ -1,0 +1,141 @@
+// The building blocks of the histograms' pair loops against plain references: the channel
+// split (vector path with every tail length, negative channels, channels that differ only in
+// their upper bits), the window advances (std::lower_bound / upper_bound), the exact divider
+// (true division, at and around every multiple) and the log-bin look-up (a search of the
+// edges, in the one-compare and the walking case).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "tagflow/measurements/exact_divider.hpp"
+#include "tagflow/measurements/log_bin_lookup.hpp"
+#include "tagflow/measurements/time_window.hpp"
+
+using namespace tagflow;
+
+TEST_CASE("splitChannels keeps the times of two channels in order", "[pair_kernels]") {
+  std::mt19937_64 random(7);
+  const std::vector<channel_t> channels{1, -1, 2, 0x10001, 3};
+  for (std::size_t size = 0; size < 40; ++size) {
+    std::vector<Tag> tags;
+    for (std::size_t i = 0; i < size; ++i) {
+      tags.push_back(makeTimeTag(channels[random() % channels.size()],
+                                 static_cast<timestamp_t>(i * 10 + random() % 5)));
+    }
+    for (const bool two : {false, true}) {
+      TimeWindow a, b;
+      a.push(-5);  // something already held stays first
+      splitChannels(tags, 1, a, -1, two ? &b : nullptr);
+      std::vector<timestamp_t> want_a{-5}, want_b;
+      for (const Tag& tag : tags) {
+        if (tag.channel == 1) want_a.push_back(tag.time);
+        if (tag.channel == -1) want_b.push_back(tag.time);
+      }
+      const auto held_a = a.times();
+      CHECK(std::vector<timestamp_t>(held_a.begin(), held_a.end()) == want_a);
+      const auto held_b = b.times();
+      CHECK(std::vector<timestamp_t>(held_b.begin(), held_b.end()) ==
+            (two ? want_b : std::vector<timestamp_t>{}));
+    }
+  }
+}
+
+TEST_CASE("the window advances agree with binary searches", "[pair_kernels]") {
+  std::mt19937_64 random(11);
+  for (int round = 0; round < 300; ++round) {
+    TimeWindow window;
+    const std::size_t size = random() % 40;
+    timestamp_t time = -100;
+    for (std::size_t i = 0; i < size; ++i)
+      window.push(time += static_cast<timestamp_t>(random() % 4));
+    const auto times = window.times();
+    for (int probe = 0; probe < 20; ++probe) {
+      const std::size_t from = size == 0 ? 0 : random() % (size + 1);
+      const timestamp_t bound = -110 + static_cast<timestamp_t>(random() % 200);
+      const auto lower = static_cast<std::size_t>(
+          std::lower_bound(times.begin() + static_cast<std::ptrdiff_t>(from), times.end(), bound) -
+          times.begin());
+      const auto upper = static_cast<std::size_t>(
+          std::upper_bound(times.begin() + static_cast<std::ptrdiff_t>(from), times.end(), bound) -
+          times.begin());
+      CHECK(advanceBelow(times, from, bound) == lower);
+      CHECK(advanceNotAbove(times, from, bound) == upper);
+    }
+    CHECK(advanceNotAbove(times, 0, std::numeric_limits<timestamp_t>::max()) == size);
+  }
+}
+
+TEST_CASE("ExactDivider equals integer division below 2^52", "[pair_kernels]") {
+  std::mt19937_64 random(3);
+  const std::uint64_t limit = std::uint64_t{1} << ExactDivider::kInputBits;
+  std::vector<std::uint64_t> divisors;
+  for (std::uint64_t d = 1; d <= 300; ++d) divisors.push_back(d);
+  for (int i = 0; i < 300; ++i) divisors.push_back(random() % limit + 1);
+  for (int shift = 0; shift < 52; ++shift) {
+    divisors.push_back(std::uint64_t{1} << shift);
+    divisors.push_back((std::uint64_t{1} << shift) + 1);
+    divisors.push_back((std::uint64_t{1} << (shift + 1)) - 1);
+  }
+  for (const std::uint64_t d : divisors) {
+    const ExactDivider divide(d);
+    std::uint64_t wrong = 0;
+    for (int i = 0; i < 2000; ++i) {
+      const std::uint64_t multiple = (random() % (limit / d)) * d;
+      for (const std::uint64_t x : {random() % limit, multiple, multiple + d - 1, limit - 1}) {
+        if (x < limit && divide(x) != x / d) ++wrong;
+      }
+      if (multiple > 0 && divide(multiple - 1) != (multiple - 1) / d) ++wrong;
+    }
+    INFO("divisor " << d);
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("LogBinLookup finds the bin an edge search finds", "[pair_kernels]") {
+  std::mt19937_64 random(5);
+  struct Case {
+    double exp_start, exp_stop;
+    int bins;
+  };
+  // 1000 bins over six decades take one compare; 100000 over three need the walk.
+  for (const Case c :
+       {Case{-12, -6, 1000}, Case{-12, -3, 37}, Case{-9, -6, 100000}, Case{-10, 0, 5000}}) {
+    std::vector<timestamp_t> edges;
+    for (int i = 0; i <= c.bins; ++i) {
+      const double exponent = c.exp_start + (c.exp_stop - c.exp_start) * i / c.bins;
+      edges.push_back(std::llround(std::pow(10.0, exponent + 12)));
+    }
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    const LogBinLookup lookup(edges);
+    const auto search = [&](timestamp_t tau) {
+      return static_cast<std::size_t>(std::upper_bound(edges.begin(), edges.end(), tau) -
+                                      edges.begin() - 1);
+    };
+    std::vector<timestamp_t> taus;
+    for (const timestamp_t edge : edges) {
+      for (const timestamp_t near : {edge - 1, edge, edge + 1}) {
+        if (near >= edges.front() && near < edges.back()) taus.push_back(near);
+      }
+    }
+    for (int i = 0; i < 20000; ++i) {
+      const double exponent =
+          std::log10(static_cast<double>(edges.front())) +
+          std::uniform_real_distribution<double>(0, 1)(random) *
+              std::log10(static_cast<double>(edges.back()) / static_cast<double>(edges.front()));
+      const auto tau = static_cast<timestamp_t>(std::pow(10.0, exponent));
+      if (tau >= edges.front() && tau < edges.back()) taus.push_back(tau);
+    }
+    std::size_t wrong = 0;
+    lookup.withKernel([&](const auto bin_of) {
+      for (const timestamp_t tau : taus) wrong += bin_of(tau) != search(tau);
+    });
+    for (const timestamp_t tau : taus) wrong += lookup.binOf(tau) != search(tau);
+    INFO("bins " << c.bins << " from 1e" << c.exp_start);
+    CHECK(wrong == 0);
+  }
+}
