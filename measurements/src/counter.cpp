@@ -22,6 +22,8 @@ constexpr std::int64_t kMaxValues = std::int64_t{1} << 28;
 // Longest span of the kept bins, binwidth * n_values: 2^62 ps (about 53 days), so that a bin's
 // end (a stream time, within 2^62 ps, plus a bin) and the results' index fit in timestamp_t.
 constexpr timestamp_t kMaxSpan = timestamp_t{1} << 62;
+// Gaps below this are divided by the multiply-high divider, longer ones by a division.
+constexpr timestamp_t kDividerLimit = timestamp_t{1} << ExactDivider::kInputBits;
 
 }  // namespace
 
@@ -47,6 +49,7 @@ Counter::Counter(std::string name, std::vector<channel_t> channels, timestamp_t 
     : Measurement(schema(), std::move(name), counterParameters(channels, binwidth, n_values)),
       index_(channels, "Counter '" + this->name() + "'"),
       binwidth_(binwidth),
+      bins_in_(static_cast<std::uint64_t>(std::max<timestamp_t>(binwidth, 1))),
       n_values_(static_cast<std::size_t>(n_values)) {
   const std::string label = "Counter '" + this->name() + "'";
   if (binwidth > kMaxSpan / n_values) {
@@ -102,7 +105,9 @@ void Counter::completeBinsBefore(timestamp_t time) {
   // bin; flagged ones are written, at most n_values of them.
   const timestamp_t past_end = time - bin_end_;
   const std::uint64_t empty_bins =
-      past_end < binwidth_ ? 1 : static_cast<std::uint64_t>(past_end / binwidth_ + 1);
+      1 + (past_end < binwidth_       ? 0
+           : past_end < kDividerLimit ? bins_in_(static_cast<std::uint64_t>(past_end))
+                                      : static_cast<std::uint64_t>(past_end / binwidth_));
   const bool flag = inOverflow();
   if (flag) {
     const std::uint64_t to_write = std::min<std::uint64_t>(empty_bins, n_values_);
@@ -124,21 +129,24 @@ void Counter::completeBinsBefore(timestamp_t time) {
 }
 
 void Counter::completeCurrentBin() {
+  // One pass over the row, fused: at fine bins a bin completes for nearly every tag.
   const std::size_t channels = index_.size();
-  const bool counted =
-      std::any_of(current_.begin(), current_.begin() + static_cast<std::ptrdiff_t>(channels),
-                  [](std::uint64_t count) { return count != 0; });
-  if (counted || current_overflow_) {
+  std::uint64_t* const current = current_.data();
+  std::uint64_t counted = 0;
+  for (std::size_t c = 0; c < channels; ++c) counted |= current[c];
+  if (counted != 0 || current_overflow_) {
     const std::size_t position = write_position_;
+    std::int64_t* const row = buffer_.data() + position * channels;
+    std::uint64_t* const totals = totals_.data();
     for (std::size_t c = 0; c < channels; ++c) {
-      buffer_[position * channels + c] = static_cast<std::int64_t>(current_[c]);
-      totals_[c] += current_[c];
+      row[c] = static_cast<std::int64_t>(current[c]);
+      totals[c] += current[c];
+      current[c] = 0;
     }
     overflow_[position] = current_overflow_;
     bin_of_slot_[position] = bins_completed_;
-    std::fill(current_.begin(), current_.end(), 0);
   }
-  current_[channels] = 0;  // the discard slot
+  current[channels] = 0;  // the discard slot
   write_position_ = write_position_ + 1 == n_values_ ? 0 : write_position_ + 1;
   current_overflow_ = inOverflow();
   ++bins_completed_;

@@ -19,6 +19,7 @@
 
 #include "tagflow/core/channel_index.hpp"
 #include "tagflow/core/measurement.hpp"
+#include "tagflow/measurements/exact_divider.hpp"
 
 namespace tagflow {
 
@@ -79,6 +80,7 @@ class Counter : public Measurement {
 
   ChannelIndex index_;
   timestamp_t binwidth_;
+  ExactDivider bins_in_;  // a stretch of time over binwidth_: the bins it covers
   std::size_t n_values_;
 
   std::vector<std::uint64_t> current_;      // per slot, plus the discard slot
