@@ -4,6 +4,7 @@
 // medians over several runs: per measurement its capacity (tags / busy time on one core,
 // MTags/s) and the ratio to the scan's capacity measured the same way in the same process;
 // the graph's wall-clock rates; the synthetic source alone, drained into blocks on one core.
+// --scaling sweeps each measurement's parameters instead (scaling_bench.hpp).
 // --memory-check runs a graph fed block by block by the synthetic source with a deliberately
 // slow measurement at two stream lengths, in child processes, and compares their peak
 // resident memory (with Counter, or the --only measurement).
@@ -23,11 +24,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "bench_cases.hpp"
 #include "bench_stream.hpp"
 #include "channel_bench.hpp"
 #include "file_bench.hpp"
 #include "link_bench.hpp"
 #include "parallel_bench.hpp"
+#include "scaling_bench.hpp"
 #include "serve_bench.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/source_registry.hpp"
@@ -49,12 +52,6 @@ const std::vector<channel_t> kChannels = {1, 2, 3, 4, 5, 6, 7, 8};
 // 20 steps of the 1-2-3-5-7 series: tau from 0.1 ms to 0.2 s at average 1000 on 10 MHz.
 const std::vector<std::int64_t> kStabilitySteps = {
     1, 2, 3, 5, 7, 10, 14, 20, 30, 50, 70, 100, 140, 200, 300, 500, 700, 1000, 1400, 2000};
-
-struct BenchCase {
-  std::string name;
-  std::string setup;
-  std::function<std::unique_ptr<Measurement>()> make;
-};
 
 // Where the FileWriter row writes: a file of this process in the disk folder, removed after
 // each run.
@@ -96,37 +93,6 @@ std::vector<BenchCase> benchCases(const std::string& disk_folder) {
   };
 }
 
-// Rows that show how a cost grows with a parameter; not part of "all together".
-std::vector<BenchCase> scalingCases() {
-  std::vector<BenchCase> cases;
-  for (const auto& [label, window] : {std::pair{"1 ns", 1'000}, std::pair{"10 ns", 10'000},
-                                      std::pair{"100 ns", 100'000}, std::pair{"1 us", 1'000'000}}) {
-    cases.push_back(
-        {std::string("Correlation ") + label,
-         std::string("channel 2 vs 1, window ") + label + " in 1000 bins", [window = window] {
-           return std::make_unique<Correlation>("Correlation", 2, 1, window / 1000, 1000);
-         }});
-  }
-  cases.push_back(
-      {"HistogramLogBins 100", "click 2, start 1, 1 ps to 1 us, 100 bins",
-       [] { return std::make_unique<HistogramLogBins>("HistogramLogBins", 2, 1, -12, -6, 100); }});
-  // Above, every click has about 20 starts (channel 1, 20 MHz) within the 1 us span: the cost
-  // is the pairs. Here a 1 MHz start channel leaves about one.
-  cases.push_back(
-      {"HistogramLogBins 1 MHz", "click 2, start 4 (1 MHz), 1 ps to 1 us, 1000 bins",
-       [] { return std::make_unique<HistogramLogBins>("HistogramLogBins", 2, 4, -12, -6, 1000); }});
-  // The demo stream has 71 tags per microsecond: from 100 ns down most bins hold no tag.
-  for (const auto& [label, binwidth] :
-       {std::pair{"100 ns", 100'000}, std::pair{"10 ns", 10'000}, std::pair{"1 ns", 1'000}}) {
-    cases.push_back({std::string("Counter ") + label,
-                     std::string("8 channels, binwidth ") + label + ", n_values 1000",
-                     [binwidth = binwidth] {
-                       return std::make_unique<Counter>("Counter", kChannels, binwidth, 1000);
-                     }});
-  }
-  return cases;
-}
-
 struct Options {
   std::size_t tags = 100'000'000;
   std::size_t block_size = 16384;
@@ -141,37 +107,9 @@ struct Options {
   std::string disk_folder = "/work";
 };
 
-// One graph run of `measurements` over the stream; returns the profile.
-Profile runGraph(const std::shared_ptr<const std::vector<Tag>>& stream, const Options& options,
-                 int threads, const std::vector<Measurement*>& measurements) {
-  MemorySource source(stream, options.block_size);
-  GraphOptions graph_options;
-  graph_options.threads = threads;
-  MeasurementGraph graph(source, graph_options);
-  for (Measurement* measurement : measurements) graph.add(*measurement);
-  return graph.run();
-}
-
-struct CaseResult {
-  std::string name;
-  std::string setup;
-  double capacity = 0;  // median MTags/s of busy time
-  double wall = 0;      // median MTags/s wall clock
-};
-
-CaseResult measureCase(const BenchCase& bench_case,
-                       const std::shared_ptr<const std::vector<Tag>>& stream,
-                       const Options& options) {
-  std::vector<double> capacities, walls;
-  for (int run = 0; run < options.runs; ++run) {
-    auto measurement = bench_case.make();
-    const Profile profile = runGraph(stream, options, options.threads, {measurement.get()});
-    capacities.push_back(profile.nodes[1].capacityMTagsPerSecond());
-    walls.push_back(profile.wallMTagsPerSecond());
-    measurement.reset();
-    removeBenchRecording(options.disk_folder);
-  }
-  return {bench_case.name, bench_case.setup, median(capacities), median(walls)};
+GraphRuns graphRuns(const Options& options) {
+  return {options.block_size, options.threads, options.runs,
+          [folder = options.disk_folder] { removeBenchRecording(folder); }};
 }
 
 double measureTogether(const std::vector<BenchCase>& cases,
@@ -186,7 +124,8 @@ double measureTogether(const std::vector<BenchCase>& cases,
       owned.push_back(bench_case.make());
       measurements.push_back(owned.back().get());
     }
-    walls.push_back(runGraph(stream, options, threads, measurements).wallMTagsPerSecond());
+    walls.push_back(
+        runGraph(stream, options.block_size, threads, measurements).wallMTagsPerSecond());
     owned.clear();
     removeBenchRecording(options.disk_folder);
   }
@@ -331,16 +270,11 @@ void writeJson(const std::string& path, const Options& options, std::size_t tags
 }
 
 int runBench(const Options& options) {
-  std::vector<BenchCase> cases, scaling;
+  std::vector<BenchCase> cases;
   for (auto& bench_case : benchCases(options.disk_folder)) {
     if (options.only.empty() || bench_case.name == options.only) cases.push_back(bench_case);
   }
-  for (auto& bench_case : scalingCases()) {
-    if (options.only.empty() || bench_case.name.starts_with(options.only)) {
-      scaling.push_back(bench_case);
-    }
-  }
-  if (cases.empty() && scaling.empty() && options.only != "SyntheticSource") {
+  if (cases.empty() && options.only != "SyntheticSource") {
     throw std::invalid_argument("--only " + options.only + ": no such measurement");
   }
 
@@ -351,17 +285,16 @@ int runBench(const Options& options) {
   const double bare_scan = measureBareScan(*stream, options.runs);
   const CaseResult scan = measureCase(
       {"Scan", "reads every tag", [] { return std::make_unique<ScanMeasurement>("Scan"); }}, stream,
-      options);
+      graphRuns(options));
 
-  std::vector<CaseResult> results, scaling_results;
-  for (const auto& bench_case : cases) results.push_back(measureCase(bench_case, stream, options));
+  std::vector<CaseResult> results;
+  for (const auto& bench_case : cases) {
+    results.push_back(measureCase(bench_case, stream, graphRuns(options)));
+  }
   if (options.only.empty() || options.only == "SyntheticSource") {
     const double synthetic = measureSyntheticSource(options);
     results.push_back({"SyntheticSource", "the demo channels drained into blocks (one core)",
                        synthetic, synthetic});
-  }
-  for (const auto& bench_case : scaling) {
-    scaling_results.push_back(measureCase(bench_case, stream, options));
   }
   const double together_1 = cases.empty() ? 0 : measureTogether(cases, stream, options, 1);
   const double together_n =
@@ -391,8 +324,6 @@ int runBench(const Options& options) {
   };
   row(scan);
   for (const auto& result : results) row(result);
-  if (!scaling_results.empty()) std::cout << "\ncost against a parameter:\n";
-  for (const auto& result : scaling_results) row(result);
   std::cout << "\nbare scan outside the engine: " << bare_scan
             << " MTags/s; scan in the graph (wall): " << scan.wall
             << " MTags/s = " << std::setprecision(2) << scan.wall / bare_scan << " of bare\n"
@@ -405,7 +336,6 @@ int runBench(const Options& options) {
               << " threads (x" << std::setprecision(2) << pair_n / pair_1 << ")\n";
   }
   if (!options.json.empty()) {
-    results.insert(results.end(), scaling_results.begin(), scaling_results.end());
     writeJson(options.json, options, stream->size(), scan.capacity, bare_scan, results, together_1,
               together_n, pair_1, pair_n);
     std::cout << "json written to " << options.json << "\n";
@@ -432,6 +362,10 @@ int main(int argc, char** argv) {
   bool channels = false;
   app.add_flag("--channels", channels,
                "benchmark the virtual channels and a composed graph instead (--only: prefix)");
+  bool scaling = false;
+  app.add_flag("--scaling", scaling,
+               "how each cost follows its parameters instead: Counter binwidth, Correlation bins "
+               "and window, HistogramLogBins, the raw file source (--only: family prefix)");
   bool files = false;
   app.add_flag("--files", files,
                "benchmark tag files instead: packing, decoding, FileWriter to /dev/shm and disk");
@@ -471,6 +405,10 @@ int main(int argc, char** argv) {
   try {
     if (options.memory_child > 0) return memoryChild(options);
     if (options.memory_check) return memoryCheck(options);
+    if (scaling) {
+      return runScalingBench({options.tags, options.block_size, options.threads, options.runs,
+                              options.only, options.disk_folder, options.json});
+    }
     if (files) return runFileBench({options.tags, options.runs, options.disk_folder, options.json});
     if (!vendor_memory_child.empty()) {
       return vendorMemoryChild(vendor_memory_child, options.block_size);

@@ -1,6 +1,6 @@
 // Raw tag files: RawFileWriter then RawFileSource gives back the same tags as tiling blocks
 // that start at the first tag; corrupt files are named by index and byte offset, and a file cut
-// inside a record yields its complete tags first.
+// inside a record yields its complete tags first; one cut while it is read ends with an IoError.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -181,4 +181,28 @@ TEST_CASE("RawFileSource rejects corrupt files and bad arguments, naming them", 
     writer.close();  // closing twice is harmless
     REQUIRE_THROWS_AS(writer.write(tags), IoError);
   }
+}
+
+TEST_CASE("A raw file cut shorter while it is read ends the read with an IoError naming it",
+          "[raw_file]") {
+  // The source maps the file: the cut must be noticed before the missing records are touched.
+  TempDir dir;
+  const auto tags = randomTags(5, {1, 2}, 0, 400'000'000, 1000);
+  REQUIRE(tags.size() > 200'000);
+  writeFile(dir.file("shrinking.raw"), tags, tags.size());
+  RawFileSource source(dir.file("shrinking.raw"), 1000);
+  BlockBuffer buffer;
+  std::vector<Tag> read;
+  REQUIRE(source.next(buffer));
+  read.insert(read.end(), buffer.tags.begin(), buffer.tags.end());
+  std::filesystem::resize_file(dir.file("shrinking.raw"), 1000 * sizeof(Tag));
+  try {
+    while (source.next(buffer)) read.insert(read.end(), buffer.tags.begin(), buffer.tags.end());
+    FAIL("a raw file cut while being read was read to its end");
+  } catch (const IoError& error) {
+    CHECK_THAT(error.what(), Contains("shrinking.raw") && Contains("cut to 16000 bytes"));
+  }
+  // What was handed out before the cut was noticed is the file's beginning.
+  REQUIRE(read.size() <= tags.size());
+  CHECK(std::equal(read.begin(), read.end(), tags.begin()));
 }

@@ -4,6 +4,13 @@
 // naming the index and byte offset of the first bad one. A file that ends inside a record
 // (a writer killed mid-tag) yields every complete tag, then a TruncatedData naming the byte
 // offset of the partial one. RawFileWriter writes one.
+//
+// The file is mapped read-only and blocks point into the mapping (no copy per tag), checked
+// block by block just before they are handed out: from the page cache a source then runs at
+// memory speed. The records are those there at opening. A file cut shorter while it is read
+// ends the read with an IoError at the next block; a cut into blocks already handed out (a
+// few, in flight in the graph) would fault the process, so the file must not shrink under a
+// running source: recordings only grow.
 #pragma once
 
 #include <cstdint>
@@ -31,21 +38,24 @@ class RawFileSource : public Source {
   std::uint64_t tagCount() const { return total_tags_; }
 
  private:
-  // Reads more records into the look-ahead buffer; returns false at end of file.
-  bool refill();
+  // Checks records [checked_, end): known type, times in order; throws DataError naming the
+  // first bad one.
+  void checkUpTo(std::size_t end);
+  // Throws IoError if the file no longer holds every record mapped at opening.
+  void checkStillThere() const;
 
   std::string path_;
   std::size_t block_size_;
-  std::FILE* file_ = nullptr;
-  std::uint64_t total_tags_ = 0;
-  std::uint64_t tail_bytes_ = 0;     // of a last record cut short, until reported
-  std::uint64_t consumed_tags_ = 0;  // records handed out before lookahead_[position_]
-  std::vector<Tag> lookahead_;
-  std::size_t position_ = 0;
-  bool end_of_file_ = false;
+  int descriptor_ = -1;
+  const Tag* records_ = nullptr;  // the mapping, total_tags_ records
+  std::size_t total_tags_ = 0;
+  std::uint64_t tail_bytes_ = 0;       // of a last record cut short, until reported
+  std::size_t position_ = 0;           // next record to hand out
+  std::size_t checked_ = 0;            // records before this one passed the checks
+  std::vector<std::size_t> specials_;  // checked special tags not yet handed out
+  std::size_t next_special_ = 0;
   bool started_ = false;
   timestamp_t next_begin_ = 0;
-  timestamp_t last_time_ = 0;  // of the last record read, for the order check
 };
 
 class RawFileWriter {
