@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "bench_stream.hpp"
+#include "json_file.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/sources/memory_source.hpp"
 #include "tagflow/io/sources/synthetic_source.hpp"
@@ -262,10 +263,7 @@ int runFileBench(const FileBenchOptions& options) {
                               {"clock_bytes_per_tag", clock.bytes_per_tag},
                               {"poisson_bytes_per_tag", poisson.bytes_per_tag},
                               {"pairs_bytes_per_tag", pairs.bytes_per_tag}};
-    std::ofstream out(options.json);
-    out << json.dump(2) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + options.json);
-    std::cout << "json written to " << options.json << "\n";
+    writeJsonFile(options.json, json);
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench_stream.hpp"
+#include "json_file.hpp"
 #include "tagflow/io/udp/stream_sender.hpp"
 #include "tagflow/io/udp/wire.hpp"
 
@@ -165,10 +166,7 @@ int runLinkBench(const LinkBenchOptions& options) {
                               {"runs", options.runs},
                               {"scan_mtags_per_s", scan},
                               {"link", link}};
-    std::ofstream out(options.json);
-    out << json.dump(2) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + options.json);
-    std::cout << "json written to " << options.json << "\n";
+    writeJsonFile(options.json, json);
   }
   return 0;
 }

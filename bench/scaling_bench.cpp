@@ -12,6 +12,7 @@
 
 #include "bench_cases.hpp"
 #include "bench_stream.hpp"
+#include "json_file.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/sources/raw_file.hpp"
 #include "tagflow/measurements/correlation.hpp"
@@ -191,10 +192,7 @@ int runScalingBench(const ScalingBenchOptions& options) {
     const nlohmann::json json{{"tags", stream->size()},    {"block_size", options.block_size},
                               {"runs", options.runs},      {"scan_mtags_per_s", scan.capacity},
                               {"families", json_families}, {"raw_file", raw_json}};
-    std::ofstream out(options.json);
-    out << json.dump(2) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + options.json);
-    std::cout << "json written to " << options.json << "\n";
+    writeJsonFile(options.json, json);
   }
   return 0;
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench_stream.hpp"
+#include "json_file.hpp"
 #include "tagflow/io/vendor/vendor_formats.hpp"
 
 namespace tagflow::bench {
@@ -554,10 +555,7 @@ int runVendorBench(const VendorBenchOptions& options) {
       };
       json["memory"] = {{"small", run(memory.small)}, {"large", run(memory.large)}};
     }
-    std::ofstream out(options.json);
-    out << json.dump(2) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + options.json);
-    std::cout << "json written to " << options.json << "\n";
+    writeJsonFile(options.json, json);
   }
   return 0;
 }
