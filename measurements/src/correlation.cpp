@@ -105,16 +105,28 @@ void Correlation::processLeadOut(std::span<const Tag> tags) {
 
 void Correlation::pairUpTo(timestamp_t limit) {
   limit = std::min(limit, countedEnd());  // later events are anchors of the next range
-  if (auto_correlation_) {
-    pairAutoUpTo(limit);
+  std::int64_t* const counts = counts_.data();
+  if (n_bins_ <= CountBatch::kCachedBins) {
+    const auto count = [counts](std::size_t bin) { ++counts[bin]; };
+    if (auto_correlation_) {
+      pairAutoUpTo(limit, count);
+    } else {
+      pairCrossUpTo(limit, count);
+    }
   } else {
-    pairCrossUpTo(limit);
+    const auto count = [this, counts](std::size_t bin) { batch_.add(bin, counts); };
+    if (auto_correlation_) {
+      pairAutoUpTo(limit, count);
+    } else {
+      pairCrossUpTo(limit, count);
+    }
+    batch_.countInto(counts);
   }
 }
 
-void Correlation::pairCrossUpTo(timestamp_t limit) {
+template <class Count>
+void Correlation::pairCrossUpTo(timestamp_t limit, Count count) {
   const auto partners = window_2_.times();
-  std::int64_t* const counts = counts_.data();
   const LinearBins bin_of = bin_of_;
   // partners[first, last) lie in the window of the current event; both ends only move forward.
   std::size_t first = 0;
@@ -125,7 +137,7 @@ void Correlation::pairCrossUpTo(timestamp_t limit) {
     if (t >= limit) break;
     first = advanceBelow(partners, first, t - highest_ + 1);
     last = advanceNotAbove(partners, std::max(last, first), t - lowest_);
-    for (std::size_t j = first; j < last; ++j) ++counts[bin_of(t - partners[j])];
+    for (std::size_t j = first; j < last; ++j) count(bin_of(t - partners[j]));
   }
   pending_1_.dropFront(done);
   window_2_.dropFront(first);
@@ -134,8 +146,8 @@ void Correlation::pairCrossUpTo(timestamp_t limit) {
   window_2_.dropBefore(limit - highest_ + 1);
 }
 
-void Correlation::pairAutoUpTo(timestamp_t limit) {
-  std::int64_t* const counts = counts_.data();
+template <class Count>
+void Correlation::pairAutoUpTo(timestamp_t limit, Count count) {
   const LinearBins bin_of = bin_of_;
   // An event is its own partner at tau = 0, which always lies in the window: counted with the
   // others, then taken back.
@@ -149,8 +161,8 @@ void Correlation::pairAutoUpTo(timestamp_t limit) {
     if (t >= limit) break;
     first = advanceBelow(events, first, t - highest_ + 1);
     last = advanceNotAbove(events, std::max(last, first), t - lowest_);
-    for (std::size_t j = first; j < last; ++j) ++counts[bin_of(t - events[j])];
-    --counts[self_bin];
+    for (std::size_t j = first; j < last; ++j) count(bin_of(t - events[j]));
+    --counts_[self_bin];
     ++paired;
   }
   cursor_ += paired;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tagflow/core/measurement.hpp"
+#include "tagflow/measurements/count_batch.hpp"
 #include "tagflow/measurements/exact_divider.hpp"
 #include "tagflow/measurements/time_window.hpp"
 
@@ -73,8 +74,11 @@ class Correlation : public Measurement {
   };
   // Counts the pairs of every held-back channel_1 event earlier than `limit`.
   void pairUpTo(timestamp_t limit);
-  void pairCrossUpTo(timestamp_t limit);
-  void pairAutoUpTo(timestamp_t limit);
+  // `count(bin)` counts one pair: directly, or through batch_ for a large histogram.
+  template <class Count>
+  void pairCrossUpTo(timestamp_t limit, Count count);
+  template <class Count>
+  void pairAutoUpTo(timestamp_t limit, Count count);
   void forgetEvents();
   // Keeps the channel_2 events of a margin as partners, never as counted events or anchors.
   void keepPartners(std::span<const Tag> tags);
@@ -90,6 +94,7 @@ class Correlation : public Measurement {
   LinearBins bin_of_;
 
   std::vector<std::int64_t> counts_;
+  CountBatch batch_;
   TimeWindow pending_1_;  // channel_1 events not yet paired (cross-correlation)
   TimeWindow window_2_;   // channel_2 events still inside the window of a pending event
   TimeWindow events_;     // auto-correlation: recent events; those before cursor_ are paired
