@@ -1,7 +1,8 @@
 // Correlation against the brute-force pair enumeration, bin by bin and exactly: cross- and
 // auto-correlation (channel_2 left out or equal to channel_1: ordered pairs of two different
 // events, never a tag with itself), odd and even n_bins, and times on a coarse grid so that
-// many taus land exactly on bin edges and events share times. Event counts and g2 follow.
+// many taus land exactly on bin edges and events share times; also a histogram counted in
+// batches (larger than the caches). Event counts and g2 follow.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -119,4 +120,16 @@ TEST_CASE("Correlation g2 uses the capture time and both event totals", "[correl
     REQUIRE(g2[i] == Approx(expected).epsilon(1e-12));
   }
   CHECK(sameValues(g2, ref.normalized(), 1e-12));
+}
+
+TEST_CASE("A Correlation larger than the caches equals the brute force",
+          "[correlation][reference]") {
+  // Above CountBatch::kCachedBins counters the pairs are counted in batches.
+  const std::int64_t n_bins = static_cast<std::int64_t>(CountBatch::kCachedBins) * 2 + 1;
+  const std::vector<Tag> tags = gridTags(13, 1);
+  Correlation cross("cross", 1, 2, 1, n_bins);
+  Correlation self("self", 3, CHANNEL_UNUSED, 1, n_bins);
+  runMemory(tags, GENERATE(97, 4096), 0, kEnd, {&cross, &self});
+  requireMatches(cross, correlationReference(tags, 1, 2, 1, n_bins, 0, kEnd));
+  requireMatches(self, correlationReference(tags, 3, CHANNEL_UNUSED, 1, n_bins, 0, kEnd));
 }
