@@ -1,5 +1,6 @@
 #include "tagflow/core/profile.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -14,6 +15,25 @@ double Profile::share(const NodeProfile& node) const {
   double total = 0;
   for (const NodeProfile& other : nodes) total += other.kind == "source" ? 0 : other.busy_s;
   return total > 0 ? node.busy_s / total : 0;
+}
+
+double Profile::engineMTagsPerSecond(int threads) const {
+  double total = 0, slowest = 0;
+  for (const NodeProfile& node : nodes) {
+    if (node.kind == "source") continue;
+    total += node.busy_s;
+    slowest = std::max(slowest, node.busy_s);
+  }
+  const double busy = std::max(slowest, total / std::max(threads, 1));
+  return busy > 0 ? static_cast<double>(tags) / busy * 1e-6 : 0;
+}
+
+double Profile::sourceMTagsPerSecond() const {
+  double busy = 0;
+  for (const NodeProfile& node : nodes) {
+    if (node.kind == "source") busy = std::max(busy, node.busy_s);
+  }
+  return busy > 0 ? static_cast<double>(tags) / busy * 1e-6 : 0;
 }
 
 void printProfile(std::ostream& out, const Profile& profile) {
@@ -40,6 +60,16 @@ void printProfile(std::ostream& out, const Profile& profile) {
       << profile.wallMTagsPerSecond() << " MTags/s on " << profile.threads << " thread(s), "
       << profile.blocks << " blocks, stream time " << std::setprecision(6)
       << profile.stream_duration_ps * 1e-12 << " s\n";
+  const double engine_1 = profile.engineMTagsPerSecond(1);
+  const double engine_n = profile.engineMTagsPerSecond(profile.threads);
+  const double source = profile.sourceMTagsPerSecond();
+  if (engine_1 > 0) {
+    out << std::setprecision(1) << "engine: the measurements sustain " << engine_1
+        << " MTags/s on one core, " << engine_n << " MTags/s on " << profile.threads
+        << " thread(s); the source delivered " << source << " MTags/s"
+        << (source > 0 && source < engine_n ? ", so the source set this run's pace\n"
+                                            : ", so the measurements set this run's pace\n");
+  }
   out.flags(flags);
 }
 

@@ -46,9 +46,16 @@ struct Profile {
   // Busy time of one measurement node over all measurement busy time (sources excluded: a
   // distributed run's profile holds the nodes of every rank).
   double share(const NodeProfile& node) const;
+  // The rate the measurements alone sustain: on one core, tags over their summed busy time; on
+  // `threads` cores, bounded by that spread evenly and by the slowest node. What the engine
+  // would do with a source that keeps up, whatever fed this run.
+  double engineMTagsPerSecond(int threads) const;
+  // The rate the source nodes sustain (tags over the largest source busy time).
+  double sourceMTagsPerSecond() const;
 };
 
-// A fixed-width table: node, kind, tags, busy s, MTags/s, share, wait s, max latency.
+// A fixed-width table: node, kind, tags, busy s, MTags/s, share, wait s, max latency; then
+// the graph's wall-clock rate and the engine's capacity beside the source's.
 void printProfile(std::ostream& out, const Profile& profile);
 // Chrome trace-event JSON ("X" events, one timeline row per node). Throws IoError.
 void writeChromeTrace(const std::string& path, const Profile& profile);
