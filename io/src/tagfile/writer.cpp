@@ -74,9 +74,10 @@ void BlockPacker::pack(std::span<const Tag> tags, timestamp_t begin_time, timest
   header.begin_time = begin_time;
   header.end_time = end_time;
   out.in_overflow_at_begin = in_overflow_;
-  for (const Tag& tag : tags) {
-    if (tag.type == TagType::OverflowBegin) in_overflow_ = true;
-    if (tag.type == TagType::OverflowEnd) in_overflow_ = false;
+  // Only the special tags can change it: the encoder found them, no second pass over all.
+  for (const std::uint32_t index : encoder_.specials()) {
+    if (tags[index].type == TagType::OverflowBegin) in_overflow_ = true;
+    if (tags[index].type == TagType::OverflowEnd) in_overflow_ = false;
   }
 }
 

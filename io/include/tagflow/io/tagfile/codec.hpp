@@ -30,6 +30,8 @@ class TagBlockEncoder {
 
   // Replaces `out` with the payload of `tags`, whose times are taken relative to `begin_time`.
   void encode(std::span<const Tag> tags, timestamp_t begin_time, std::vector<std::uint8_t>& out);
+  // The indices of the last encoded block's tags that are not plain TimeTags, in order.
+  std::span<const std::uint32_t> specials() const { return specials_; }
 
  private:
   // Channels in [-1024, 1024) find their code in a table, others in a map.
