@@ -1,7 +1,10 @@
 #include "bench_stream.hpp"
 
+#include <fstream>
+
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 
 #include "tagflow/io/source_registry.hpp"
@@ -41,6 +44,14 @@ std::shared_ptr<const std::vector<Tag>> makeSyntheticStream(
                  block.tags.begin() + static_cast<std::ptrdiff_t>(take));
   }
   return tags;
+}
+
+std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("model name")) return line.substr(line.find(':') + 2);
+  }
+  return "unknown";
 }
 
 double median(std::vector<double> values) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tagflow/core/measurement.hpp"
@@ -22,6 +23,9 @@ std::shared_ptr<const std::vector<Tag>> makePulseStream(std::size_t count);
 // `count` tags of a synthetic stream of `channels`, seed 1.
 std::shared_ptr<const std::vector<Tag>> makeSyntheticStream(std::size_t count,
                                                             std::vector<SyntheticChannel> channels);
+
+// The processor's model name (/proc/cpuinfo), which every figure names.
+std::string cpuModel();
 
 // The median of a figure's runs (the machine is shared: one run says little).
 double median(std::vector<double> values);

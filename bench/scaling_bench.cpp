@@ -155,8 +155,9 @@ int runScalingBench(const ScalingBenchOptions& options) {
       runs);
 
   std::cout << std::fixed << "\n"
-            << stream->size() << " tags, block " << options.block_size << " tags, medians of "
-            << options.runs << " runs; scan " << std::setprecision(1) << scan.capacity
+            << cpuModel() << "; " << stream->size() << " tags, block " << options.block_size
+            << " tags, medians of " << options.runs << " runs; scan " << std::setprecision(1)
+            << scan.capacity
             << " MTags/s\ncapacity = tags / busy time of the node (one core); vs scan, vs the "
                "family's first row\n";
   nlohmann::json json_families = nlohmann::json::array();
@@ -189,9 +190,13 @@ int runScalingBench(const ScalingBenchOptions& options) {
     raw_json = {{"source_mtags_per_s", raw.source}, {"graph_wall_mtags_per_s", raw.graph}};
   }
   if (!options.json.empty()) {
-    const nlohmann::json json{{"tags", stream->size()},    {"block_size", options.block_size},
-                              {"runs", options.runs},      {"scan_mtags_per_s", scan.capacity},
-                              {"families", json_families}, {"raw_file", raw_json}};
+    const nlohmann::json json{{"cpu", cpuModel()},
+                              {"tags", stream->size()},
+                              {"block_size", options.block_size},
+                              {"runs", options.runs},
+                              {"scan_mtags_per_s", scan.capacity},
+                              {"families", json_families},
+                              {"raw_file", raw_json}};
     writeJsonFile(options.json, json);
   }
   return 0;

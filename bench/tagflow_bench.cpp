@@ -251,6 +251,7 @@ void writeJson(const std::string& path, const Options& options, std::size_t tags
                     {"wall_mtags_per_s", result.wall}});
   }
   const nlohmann::json json{
+      {"cpu", cpuModel()},
       {"tags", tags},
       {"block_size", options.block_size},
       {"threads", options.threads},
@@ -310,8 +311,8 @@ int runBench(const Options& options) {
   const double pair_n = has_pair ? measureTogether(pair, stream, options, options.threads) : 0;
 
   std::cout << std::fixed << std::setprecision(1) << "\n"
-            << stream->size() << " tags, block " << options.block_size << " tags, "
-            << options.threads << " threads, medians of " << options.runs << " runs\n"
+            << cpuModel() << "; " << stream->size() << " tags, block " << options.block_size
+            << " tags, " << options.threads << " threads, medians of " << options.runs << " runs\n"
             << "capacity = tags / busy time of the node (one core); ratio = capacity / scan "
                "capacity\n\n"
             << std::left << std::setw(24) << "measurement" << std::right << std::setw(12)
