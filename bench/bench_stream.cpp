@@ -1,7 +1,5 @@
 #include "bench_stream.hpp"
 
-#include <fstream>
-
 #include <algorithm>
 #include <chrono>
 #include <fstream>
