@@ -229,3 +229,141 @@ TEST_CASE("Invalid synthetic configs are rejected, naming the bad value", "[synt
       },
       "begin >= 1000");
 }
+
+TEST_CASE("Superposed Poisson channels keep their rates and are independent", "[synthetic]") {
+  // The Poisson channels are drawn as one process whose events are given channels in
+  // proportion to the rates: each channel must still be a Poisson process of its own rate,
+  // independent of the others (with a clock merged in between).
+  SyntheticConfig config;
+  config.channels = {SyntheticChannel::poisson(1, 1e6), SyntheticChannel::clock(4, 2e6, 20),
+                     SyntheticChannel::poisson(2, 3e6), SyntheticChannel::poisson(3, 6e6)};
+  config.seed = 21;
+  config.duration_ps = 20'000'000'000;  // 20 ms
+  SyntheticSource source(config);
+  const DrainedStream stream = drain(source);
+  requireWellFormed(stream);
+  REQUIRE(std::is_sorted(stream.tags.begin(), stream.tags.end(), canonicalTagOrder));
+
+  const std::map<channel_t, double> rates = {{1, 1e6}, {2, 3e6}, {3, 6e6}};
+  std::map<channel_t, std::vector<timestamp_t>> times;
+  for (const auto& [channel, rate] : rates) times[channel] = timesOf(stream.tags, channel);
+  // 40000 edges, the first at the start: jitter puts it before the stream half of the time.
+  const std::size_t edges = timesOf(stream.tags, 4).size();
+  CHECK((edges == 40'000 || edges == 39'999));
+  for (const auto& [channel, rate] : rates) {
+    const double expected = rate * 0.02;
+    INFO("channel " << channel);
+    CHECK(std::abs(static_cast<double>(times[channel].size()) - expected) <
+          5 * std::sqrt(expected));
+    // Exponential gaps: the mean is 1 / rate and the standard deviation equals it.
+    double sum = 0, sum2 = 0;
+    const auto& t = times[channel];
+    for (std::size_t i = 1; i < t.size(); ++i) {
+      const auto gap = static_cast<double>(t[i] - t[i - 1]);
+      sum += gap;
+      sum2 += gap * gap;
+    }
+    const double n = static_cast<double>(t.size() - 1);
+    const double mean = sum / n;
+    CHECK(mean == Approx(1e12 / rate).epsilon(5 / std::sqrt(n)));
+    // The sample standard deviation of exponential gaps has a relative error of about
+    // sqrt(2) / sqrt(n).
+    CHECK(std::sqrt(sum2 / n - mean * mean) / mean == Approx(1.0).epsilon(7.5 / std::sqrt(n)));
+  }
+
+  // The channel of the next Poisson event does not depend on this one's: every transition
+  // i -> j has the probability rate_j / total.
+  std::map<std::pair<channel_t, channel_t>, double> transitions;
+  std::map<channel_t, double> from;
+  channel_t previous = 0;
+  for (const Tag& tag : stream.tags) {
+    if (!rates.count(tag.channel)) continue;
+    if (previous != 0) {
+      transitions[{previous, tag.channel}] += 1;
+      from[previous] += 1;
+    }
+    previous = tag.channel;
+  }
+  for (const auto& [a, rate_a] : rates) {
+    for (const auto& [b, rate_b] : rates) {
+      const double p = rate_b / 10e6;
+      const double expected = from[a] * p;
+      INFO("transition " << a << " -> " << b);
+      CHECK(std::abs(transitions[{a, b}] - expected) < 5 * std::sqrt(expected * (1 - p)));
+    }
+  }
+
+  // The cross-correlation of channels 1 and 2 is flat: channel-2 events within +-50 ns of a
+  // channel-1 event, in 1 ns bins, are as many in every bin as for independent channels.
+  const auto& ones = times[1];
+  const auto& twos = times[2];
+  std::vector<double> bins(100, 0.0);
+  std::size_t first = 0;
+  for (const timestamp_t t : ones) {
+    while (first < twos.size() && twos[first] < t - 50'000) ++first;
+    for (std::size_t k = first; k < twos.size() && twos[k] < t + 50'000; ++k) {
+      bins[static_cast<std::size_t>((twos[k] - t + 50'000) / 1'000)] += 1;
+    }
+  }
+  const double per_bin = static_cast<double>(ones.size()) * 3e6 * 1e-9;
+  double total = 0;
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    INFO("bin " << i << ": " << bins[i] << " against " << per_bin);
+    CHECK(std::abs(bins[i] - per_bin) < 5 * std::sqrt(per_bin));
+    total += bins[i];
+  }
+  CHECK(std::abs(total - 100 * per_bin) < 5 * std::sqrt(100 * per_bin));
+}
+
+TEST_CASE("Every kind of channel gives the same stream for every block size and duration",
+          "[synthetic]") {
+  // All kinds at once: superposed Poisson channels, a jittered clock and a noisy one, partners
+  // of a Poisson channel (one ahead of it), of a clock and of a partner, overflow intervals.
+  const auto config = [](std::size_t block_size, timestamp_t max_block_duration_ps) {
+    ClockNoise noise;
+    noise.white_fm = 1e-6;
+    noise.pm_index = 0.2;
+    noise.pm_frequency_hz = 1e5;
+    SyntheticConfig c;
+    c.channels = {SyntheticChannel::poisson(1, 4e6),
+                  SyntheticChannel::poisson(2, 1e6),
+                  SyntheticChannel::clock(3, 2e6, 15),
+                  SyntheticChannel::clock(4, 5e5, 0, noise),
+                  SyntheticChannel::partner(5, 1, 800, 40, 0.4),
+                  SyntheticChannel::partner(6, 1, -3'000, 10, 0.9),
+                  SyntheticChannel::partner(7, 3, 2'500, 100),
+                  SyntheticChannel::partner(8, 5, 50'000, 0, 0.5),
+                  SyntheticChannel::poisson(-2, 3e6)};
+    c.overflows = {{400'000'000, 600'000'000}, {1'500'000'000, 1'500'000'100}};
+    c.seed = 77;
+    c.block_size = block_size;
+    c.max_block_duration_ps = max_block_duration_ps;
+    c.duration_ps = 3'000'000'000;
+    c.start_time_ps = -1'000'000'000;
+    return c;
+  };
+  SyntheticSource reference_source(config(16384, 20'000'000'000));
+  const DrainedStream reference = drain(reference_source);
+  requireWellFormed(reference);
+  REQUIRE(std::is_sorted(reference.tags.begin(), reference.tags.end(), canonicalTagOrder));
+  REQUIRE(reference.tags.size() > 30'000);
+  for (const channel_t channel : {1, 2, 3, 4, 5, 6, 7, 8, -2}) {
+    INFO("channel " << channel);
+    CHECK(!timesOf(reference.tags, channel).empty());
+  }
+
+  const std::size_t block_size = GENERATE(1, 7, 16384);
+  const timestamp_t max_duration =
+      GENERATE(timestamp_t{100'000}, timestamp_t{1'000'000}, timestamp_t{20'000'000'000});
+  SyntheticSource source(config(block_size, max_duration));
+  const DrainedStream stream = drain(source);
+  INFO("block_size " << block_size << ", max_block_duration_ps " << max_duration);
+  requireWellFormed(stream);
+  CHECK(stream.tags == reference.tags);
+  CHECK(stream.begin() == -1'000'000'000);
+  CHECK(stream.end() == 2'000'000'000);
+  for (const auto& block : stream.blocks) {
+    CHECK(block.end - block.begin <= max_duration);
+    if (block.tags.size() > block_size) CHECK(block.tags.front().time == block.tags.back().time);
+  }
+}

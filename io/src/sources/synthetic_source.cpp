@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <span>
 #include <sstream>
 
+#include "sources/poisson_superposition.hpp"
+#include "sources/random_draws.hpp"
+#include "sources/sorted_runs.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
@@ -11,7 +16,6 @@ namespace tagflow {
 namespace {
 
 constexpr double kExpectedTagsPerWindow = 8192;
-constexpr double kTruncationSigmas = 6;
 // Rates and frequencies: below 1 mHz the gaps and periods in ps leave the range of
 // timestamp_t arithmetic; above 1e10 Hz a stream is no longer a plausible detector's.
 constexpr double kMinRate = 1e-3;
@@ -58,7 +62,7 @@ timestamp_t guardPs(const std::vector<SyntheticChannel>& channels) {
   timestamp_t guard = 1;
   for (const auto& c : channels) {
     if (c.kind == SyntheticChannel::Kind::Partner) guard += std::abs(c.delay_ps);
-    guard += static_cast<timestamp_t>(std::ceil(kTruncationSigmas * c.jitter_ps));
+    guard += static_cast<timestamp_t>(std::ceil(synthetic::kNormalTruncation * c.jitter_ps));
   }
   return guard;
 }
@@ -71,6 +75,10 @@ std::string channelWhere(std::size_t index, const SyntheticChannel& channel) {
 // Inlined, unlike std::llround (a library call on the generator's hot path).
 timestamp_t roundToPs(double value) {
   return static_cast<timestamp_t>(std::floor(value + 0.5));
+}
+
+double truncatedGaussian(synthetic::RandomStream::Reader& draws, double sigma) {
+  return sigma > 0 ? sigma * draws.truncatedNormal() : 0.0;
 }
 
 }  // namespace
@@ -237,19 +245,110 @@ void SyntheticConfig::validate() const {
   }
 }
 
+// The stream, window by window. The Poisson channels are drawn together, as one superposed
+// process whose events arrive sorted and already carry their channel; every clock and
+// partner keeps its own queue of times. A window is the merge of the Poisson events and the
+// queues' events before its end.
+class SyntheticSource::Generator {
+ public:
+  explicit Generator(SyntheticConfig config);
+
+  bool next(BlockBuffer& out);
+
+ private:
+  // The smooth part of a noisy clock's time deviation, for the edge about to be generated.
+  struct ClockDeviation {
+    double frequency_noise_ps = 0;  // integrated white and random-walk frequency noise
+    double random_walk_y = 0;       // current fractional frequency of the random walk
+    double modulation_cycles = 0;   // phase of the modulation at the edge, in [0, 1)
+  };
+
+  struct ChannelState {
+    std::optional<synthetic::RandomStream> random;  // clocks and partners: their own stream
+    bool has_partners = false;
+    synthetic::TimeRun generated;  // this round's events (a partner reads its parent's)
+    synthetic::TimeRun pending;    // clocks, partners: not yet finalised, sorted
+    // Clock
+    std::int64_t next_edge = 0;
+    timestamp_t period_whole = 0;
+    double period_fraction = 0;
+    ClockDeviation deviation;
+    // Partner
+    std::size_t parent = 0;        // index of the channel it echoes
+    std::uint64_t echo_below = 0;  // a word below it echoes; unused at probability 1
+  };
+
+  bool streamDone() const { return finalised_until_ >= stream_end_; }
+  // The storage of a block taken whole from ready_: its tags, then the run's slack.
+  std::size_t blockStorage() const { return config_.block_size + 2 * synthetic::TagRun::kSlack; }
+  void generateWindow();
+  void collectPoissonEvents(std::size_t index, std::span<const Tag> drawn);
+  void generateClock(std::size_t index, timestamp_t until);
+  void generatePartner(std::size_t index);
+  // Deviation of edge `state.next_edge` from its ideal time, in ps, without its white jitter.
+  double clockDeviationPs(const SyntheticChannel& channel, const ChannelState& state,
+                          timestamp_t since_start) const;
+  // Draws the frequency noise of the period after the current edge.
+  void advanceClockDeviation(const SyntheticChannel& channel, ChannelState& state,
+                             synthetic::RandomStream::Reader& draws);
+  void mergeRunsBefore(timestamp_t window_end);
+  // Drops tags inside overflow intervals and adds the overflow marks; true if it did anything
+  // (the window then needs sorting again).
+  bool applyOverflows(std::size_t first_new, timestamp_t window_begin, timestamp_t window_end);
+
+  SyntheticConfig config_;
+  std::optional<synthetic::PoissonSuperposition> poisson_;  // absent without Poisson channels
+  synthetic::TagRun poisson_pending_;                       // drawn, not yet finalised, sorted
+  std::vector<ChannelState> states_;
+  timestamp_t window_ps_ = 0;
+  std::size_t window_tags_bound_ = 0;
+  timestamp_t guard_ps_ = 0;
+  timestamp_t stream_end_ = 0;       // meaningful when duration_ps > 0
+  timestamp_t finalised_until_ = 0;  // ready_ holds every tag before this time
+  timestamp_t next_begin_ = 0;
+  synthetic::TagRun channel_tags_;  // scratch of the window merge
+  synthetic::TagRun derived_;       // the window's clock and partner events, merged
+  synthetic::TagRun derived_scratch_;
+  synthetic::SparseMerge merge_;
+  synthetic::TagRun ready_;            // finalised, sorted
+  std::size_t ready_position_ = 0;     // ready_[0, ready_position_) is sent
+  bool ready_cut_ = false;             // a block ended inside ready_
+  std::vector<std::uint64_t> missed_;  // per configured channel, inside the open overflow
+};
+
 SyntheticSource::SyntheticSource(SyntheticConfig config) : config_(std::move(config)) {
   config_.validate();
+  generator_ = std::make_unique<Generator>(config_);
+}
+
+SyntheticSource::~SyntheticSource() = default;
+
+bool SyntheticSource::next(BlockBuffer& out) {
+  return generator_->next(out);
+}
+
+SyntheticSource::Generator::Generator(SyntheticConfig config) : config_(std::move(config)) {
   const double window = kExpectedTagsPerWindow / config_.totalRateHz() * 1e12;
   window_ps_ = static_cast<timestamp_t>(std::clamp(window, 1e3, 1e12));
+  // The tags a window may hold: the expected count and 6 of its standard deviations, so that
+  // a block planned around it is rarely cut inside it.
+  const double expected = config_.totalRateHz() * static_cast<double>(window_ps_) * 1e-12;
+  window_tags_bound_ = static_cast<std::size_t>(std::ceil(expected + 6 * std::sqrt(expected)));
   guard_ps_ = guardPs(config_.channels);
+  // Every random stream takes its lanes' seeds from one splitmix64 sequence, in channel
+  // order, the Poisson channels' shared stream last.
+  synthetic::SplitMix64 seeder(config_.seed);
+  std::vector<synthetic::PoissonSuperposition::Channel> poisson_channels;
   states_.resize(config_.channels.size());
   for (std::size_t i = 0; i < config_.channels.size(); ++i) {
     const auto& c = config_.channels[i];
     auto& state = states_[i];
-    state.random.seed(config_.seed * 0x9E3779B97F4A7C15ULL + i + 1);
     if (c.kind == SyntheticChannel::Kind::Poisson) {
-      state.next_poisson = config_.start_time_ps;
-    } else if (c.kind == SyntheticChannel::Kind::Clock) {
+      poisson_channels.push_back({c.channel, c.rate_hz});
+      continue;
+    }
+    state.random.emplace(seeder);
+    if (c.kind == SyntheticChannel::Kind::Clock) {
       const double period = 1e12 / c.frequency_hz;
       state.period_whole = static_cast<timestamp_t>(std::floor(period));
       state.period_fraction = period - std::floor(period);
@@ -257,12 +356,18 @@ SyntheticSource::SyntheticSource(SyntheticConfig config) : config_(std::move(con
       for (std::size_t j = 0; j < i; ++j) {
         if (config_.channels[j].channel == c.partner_of) state.parent = j;
       }
+      states_[state.parent].has_partners = true;
+      state.echo_below = static_cast<std::uint64_t>(c.probability * 0x1.0p64);
     }
+  }
+  if (!poisson_channels.empty()) {
+    poisson_.emplace(poisson_channels, config_.start_time_ps, seeder);
   }
   stream_end_ = config_.duration_ps > 0 ? config_.start_time_ps + config_.duration_ps : kTimeLimit;
   finalised_until_ = config_.start_time_ps;
   next_begin_ = config_.start_time_ps;
   missed_.assign(config_.channels.size(), 0);
+  ready_.reserve(blockStorage());
 }
 
 std::string SyntheticSource::describe() const {
@@ -295,71 +400,89 @@ std::string SyntheticSource::describe() const {
   return out.str();
 }
 
-bool SyntheticSource::streamDone() const {
-  return finalised_until_ >= stream_end_;
+void SyntheticSource::Generator::collectPoissonEvents(std::size_t index,
+                                                      std::span<const Tag> drawn) {
+  // Without a branch per event: the channels of superposed events alternate at random.
+  const channel_t channel = config_.channels[index].channel;
+  auto& generated = states_[index].generated;
+  generated.clear();
+  timestamp_t* const times = generated.room(drawn.size());
+  std::size_t count = 0;
+  for (const Tag& tag : drawn) {
+    times[count] = tag.time;
+    count += tag.channel == channel;
+  }
+  generated.grow(count);
 }
 
-double SyntheticSource::truncatedGaussian(ChannelState& state, double sigma) {
-  if (sigma <= 0) return 0;
-  double value;
-  do {
-    value = state.normal(state.random);
-  } while (std::abs(value) > kTruncationSigmas);
-  return value * sigma;
-}
-
-void SyntheticSource::generateChannel(std::size_t index, timestamp_t until) {
+void SyntheticSource::Generator::generateClock(std::size_t index, timestamp_t until) {
   const auto& c = config_.channels[index];
   auto& state = states_[index];
+  synthetic::RandomStream::Reader draws(*state.random);
   state.generated.clear();
-  switch (c.kind) {
-    case SyntheticChannel::Kind::Poisson: {
-      std::exponential_distribution<double> gap(c.rate_hz * 1e-12);
-      while (state.next_poisson < until) {
-        state.generated.push_back(state.next_poisson);
-        state.next_poisson += std::max<timestamp_t>(1, roundToPs(gap(state.random)));
-      }
-      break;
+  if (!c.noise.any()) {
+    // Edge k at k periods (the fraction rounded per edge, so that it never drifts) plus its
+    // white jitter.
+    const auto idealEdge = [&](std::int64_t k) {
+      return config_.start_time_ps + k * state.period_whole +
+             roundToPs(static_cast<double>(k) * state.period_fraction);
+    };
+    std::int64_t edge = state.next_edge;
+    // Room for every edge before `until`, and one more (the span is a window and a guard).
+    const double period = static_cast<double>(state.period_whole) + state.period_fraction;
+    const double span = static_cast<double>(until - idealEdge(edge));
+    timestamp_t* const edges =
+        state.generated.room(static_cast<std::size_t>(std::max(span / period + 2, 0.0)));
+    std::size_t count = 0;
+    for (timestamp_t ideal = idealEdge(edge); ideal < until; ideal = idealEdge(++edge)) {
+      edges[count++] = ideal + roundToPs(truncatedGaussian(draws, c.jitter_ps));
     }
-    case SyntheticChannel::Kind::Clock: {
-      const bool noisy = c.noise.any();
-      for (;;) {
-        const timestamp_t since_start =
-            state.next_edge * state.period_whole +
-            roundToPs(static_cast<double>(state.next_edge) * state.period_fraction);
-        const timestamp_t ideal = config_.start_time_ps + since_start;
-        const double deviation = noisy ? clockDeviationPs(c, state, since_start) : 0.0;
-        // The white jitter stays within the guard; the smooth deviation decides the window.
-        if (static_cast<double>(ideal) + deviation >= static_cast<double>(until)) break;
-        state.generated.push_back(ideal +
-                                  roundToPs(deviation + truncatedGaussian(state, c.jitter_ps)));
-        if (noisy) advanceClockDeviation(c, state);
-        ++state.next_edge;
-      }
-      break;
-    }
-    case SyntheticChannel::Kind::Partner: {
-      std::bernoulli_distribution echo(c.probability);
-      for (timestamp_t parent_time : states_[state.parent].generated) {
-        if (!echo(state.random)) continue;
-        state.generated.push_back(parent_time + c.delay_ps +
-                                  roundToPs(truncatedGaussian(state, c.jitter_ps)));
-      }
-      break;
-    }
+    state.generated.grow(count);
+    state.next_edge = edge;
+    return;
   }
-  // Jitter can reorder a channel's own events slightly; keep each channel's queue sorted.
-  const std::size_t old_size = state.pending.size();
-  state.pending.insert(state.pending.end(), state.generated.begin(), state.generated.end());
-  if (!std::is_sorted(
-          state.pending.begin() + static_cast<std::ptrdiff_t>(old_size > 0 ? old_size - 1 : 0),
-          state.pending.end())) {
-    std::sort(state.pending.begin(), state.pending.end());
+  for (;;) {
+    const timestamp_t since_start =
+        state.next_edge * state.period_whole +
+        roundToPs(static_cast<double>(state.next_edge) * state.period_fraction);
+    const timestamp_t ideal = config_.start_time_ps + since_start;
+    const double deviation = clockDeviationPs(c, state, since_start);
+    // The white jitter stays within the guard; the smooth deviation decides the window.
+    if (static_cast<double>(ideal) + deviation >= static_cast<double>(until)) break;
+    state.generated.push_back(ideal + roundToPs(deviation + truncatedGaussian(draws, c.jitter_ps)));
+    advanceClockDeviation(c, state, draws);
+    ++state.next_edge;
   }
 }
 
-double SyntheticSource::clockDeviationPs(const SyntheticChannel& channel, const ChannelState& state,
-                                         timestamp_t since_start) const {
+void SyntheticSource::Generator::generatePartner(std::size_t index) {
+  const auto& c = config_.channels[index];
+  auto& state = states_[index];
+  synthetic::RandomStream::Reader draws(*state.random);
+  const auto parent_events = states_[state.parent].generated.items();
+  state.generated.clear();
+  // Which parent events echo, a word each, compared without a branch (the outcome is random),
+  // then the echoes' delays and jitter.
+  timestamp_t* const echoes = state.generated.room(parent_events.size());
+  std::size_t count = 0;
+  if (c.probability >= 1) {
+    std::copy(parent_events.begin(), parent_events.end(), echoes);
+    count = parent_events.size();
+  } else {
+    for (const timestamp_t parent_time : parent_events) {
+      echoes[count] = parent_time;
+      count += draws.bits() < state.echo_below;
+    }
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    echoes[i] += c.delay_ps + roundToPs(truncatedGaussian(draws, c.jitter_ps));
+  }
+  state.generated.grow(count);
+}
+
+double SyntheticSource::Generator::clockDeviationPs(const SyntheticChannel& channel,
+                                                    const ChannelState& state,
+                                                    timestamp_t since_start) const {
   const ClockNoise& noise = channel.noise;
   const double t = static_cast<double>(since_start) * 1e-12;  // s
   double deviation = state.deviation.frequency_noise_ps;
@@ -372,71 +495,92 @@ double SyntheticSource::clockDeviationPs(const SyntheticChannel& channel, const 
   return deviation;
 }
 
-void SyntheticSource::advanceClockDeviation(const SyntheticChannel& channel, ChannelState& state) {
+void SyntheticSource::Generator::advanceClockDeviation(const SyntheticChannel& channel,
+                                                       ChannelState& state,
+                                                       synthetic::RandomStream::Reader& draws) {
   const ClockNoise& noise = channel.noise;
   const double period_s = 1.0 / channel.frequency_hz;
   ClockDeviation& d = state.deviation;
   // White FM: sigma_y(tau) = sigma sqrt(T / tau) for a per-period sigma; random-walk FM with a
   // per-period step q has sigma_y^2(tau) -> q^2 tau / (3 T).
-  const double y = d.random_walk_y + truncatedGaussian(state, noise.white_fm / std::sqrt(period_s));
+  const double y = d.random_walk_y + truncatedGaussian(draws, noise.white_fm / std::sqrt(period_s));
   d.frequency_noise_ps -= y * period_s * 1e12;
-  d.random_walk_y += truncatedGaussian(state, noise.random_walk_fm * std::sqrt(3.0 * period_s));
+  d.random_walk_y += truncatedGaussian(draws, noise.random_walk_fm * std::sqrt(3.0 * period_s));
   d.modulation_cycles += noise.pm_frequency_hz * period_s;
   d.modulation_cycles -= std::floor(d.modulation_cycles);
 }
 
-void SyntheticSource::mergeChannelsBefore(timestamp_t window_end) {
-  // Each channel's finalised events form one sorted run; merge the runs pairwise.
-  merge_input_.clear();
-  std::vector<std::size_t> bounds{0};
+void SyntheticSource::Generator::mergeRunsBefore(timestamp_t window_end) {
+  const auto before_end = [](const Tag& tag, timestamp_t t) { return tag.time < t; };
+  // The clock and partner events of the window, merged into one run.
+  derived_.clear();
   for (std::size_t i = 0; i < states_.size(); ++i) {
+    if (config_.channels[i].kind == SyntheticChannel::Kind::Poisson) continue;
     auto& pending = states_[i].pending;
-    const auto cut = std::lower_bound(pending.begin(), pending.end(), window_end);
-    for (auto it = pending.begin(); it != cut; ++it) {
-      if (*it >= config_.start_time_ps)
-        merge_input_.push_back(makeTimeTag(config_.channels[i].channel, *it));
-    }
-    pending.erase(pending.begin(), cut);
-    bounds.push_back(merge_input_.size());
+    const std::span<const timestamp_t> queued = pending.items();
+    const auto cut = std::lower_bound(queued.begin(), queued.end(), window_end);
+    // Jitter and negative delays can put events before the stream's start.
+    const auto first = std::lower_bound(queued.begin(), cut, config_.start_time_ps);
+    const auto count = static_cast<std::size_t>(cut - first);
+    const channel_t channel = config_.channels[i].channel;
+    channel_tags_.clear();
+    Tag* const tags = channel_tags_.room(count);
+    for (std::size_t k = 0; k < count; ++k) tags[k] = makeTimeTag(channel, first[k]);
+    channel_tags_.grow(count);
+    pending.eraseFront(static_cast<std::size_t>(cut - queued.begin()));
+    derived_scratch_.clear();
+    merge_.append(derived_, derived_.size(), channel_tags_, channel_tags_.size(), derived_scratch_);
+    std::swap(derived_, derived_scratch_);
   }
-  while (bounds.size() > 2) {
-    merge_output_.resize(merge_input_.size());
-    std::vector<std::size_t> merged{0};
-    for (std::size_t run = 0; run + 1 < bounds.size(); run += 2) {
-      const auto begin = merge_input_.begin();
-      const std::size_t left = bounds[run], middle = bounds[run + 1];
-      const std::size_t right = run + 2 < bounds.size() ? bounds[run + 2] : middle;
-      std::merge(
-          begin + static_cast<std::ptrdiff_t>(left), begin + static_cast<std::ptrdiff_t>(middle),
-          begin + static_cast<std::ptrdiff_t>(middle), begin + static_cast<std::ptrdiff_t>(right),
-          merge_output_.begin() + static_cast<std::ptrdiff_t>(left), canonicalTagOrder);
-      merged.push_back(right);
-    }
-    std::swap(merge_input_, merge_output_);
-    bounds = std::move(merged);
-  }
-  ready_.insert(ready_.end(), merge_input_.begin(), merge_input_.end());
+  // With the Poisson events of the window.
+  const std::span<const Tag> poisson = poisson_pending_.items();
+  const auto poisson_count = static_cast<std::size_t>(
+      std::lower_bound(poisson.begin(), poisson.end(), window_end, before_end) - poisson.begin());
+  merge_.append(poisson_pending_, poisson_count, derived_, derived_.size(), ready_);
+  poisson_pending_.eraseFront(poisson_count);
 }
 
-void SyntheticSource::generateWindow() {
+void SyntheticSource::Generator::generateWindow() {
   const timestamp_t window_begin = finalised_until_;
   const timestamp_t window_end = std::min(stream_end_, window_begin + window_ps_);
   // Generation runs one guard ahead so that no jittered or delayed event can still land
   // before `window_end` once the window is finalised.
   const timestamp_t generate_until = window_end + guard_ps_;
-  for (std::size_t i = 0; i < config_.channels.size(); ++i) generateChannel(i, generate_until);
+  const std::size_t first_drawn = poisson_pending_.size();
+  if (poisson_) poisson_->appendBefore(generate_until, poisson_pending_);
+  const std::span<const Tag> drawn = poisson_pending_.items().subspan(first_drawn);
+  // In channel order: a partner's parent is listed, and so generated, before it.
+  for (std::size_t i = 0; i < config_.channels.size(); ++i) {
+    auto& state = states_[i];
+    switch (config_.channels[i].kind) {
+      case SyntheticChannel::Kind::Poisson:
+        if (state.has_partners) collectPoissonEvents(i, drawn);
+        continue;
+      case SyntheticChannel::Kind::Clock:
+        generateClock(i, generate_until);
+        break;
+      case SyntheticChannel::Kind::Partner:
+        generatePartner(i);
+        break;
+    }
+    // Jitter can reorder a channel's own events slightly; keep each queue sorted.
+    const std::size_t old_size = state.pending.size();
+    std::copy_n(state.generated.data(), state.generated.size(),
+                state.pending.room(state.generated.size()));
+    state.pending.grow(state.generated.size());
+    synthetic::restoreOrder(state.pending, old_size);
+  }
 
   const std::size_t first_new = ready_.size();
-  mergeChannelsBefore(window_end);
+  mergeRunsBefore(window_end);
   finalised_until_ = window_end;
   if (applyOverflows(first_new, window_begin, window_end)) {
-    std::sort(ready_.begin() + static_cast<std::ptrdiff_t>(first_new), ready_.end(),
-              canonicalTagOrder);
+    std::sort(ready_.data() + first_new, ready_.data() + ready_.size(), canonicalTagOrder);
   }
 }
 
-bool SyntheticSource::applyOverflows(std::size_t first_new, timestamp_t window_begin,
-                                     timestamp_t window_end) {
+bool SyntheticSource::Generator::applyOverflows(std::size_t first_new, timestamp_t window_begin,
+                                                timestamp_t window_end) {
   bool changed = false;
   for (const auto& interval : config_.overflows) {
     if (interval.end_ps < window_begin || interval.begin_ps >= window_end) continue;
@@ -446,16 +590,16 @@ bool SyntheticSource::applyOverflows(std::size_t first_new, timestamp_t window_b
     auto& tags = ready_;
     std::size_t kept = first_new;
     for (std::size_t i = first_new; i < tags.size(); ++i) {
-      const Tag& tag = tags[i];
+      const Tag& tag = tags.data()[i];
       if (tag.type == TagType::TimeTag && tag.time >= drop_begin && tag.time < drop_end) {
         for (std::size_t c = 0; c < config_.channels.size(); ++c) {
           if (config_.channels[c].channel == tag.channel) ++missed_[c];
         }
       } else {
-        tags[kept++] = tag;
+        tags.data()[kept++] = tag;
       }
     }
-    tags.resize(kept);
+    tags.truncate(kept);
     if (interval.begin_ps >= window_begin && interval.begin_ps < window_end) {
       tags.push_back(Tag{TagType::OverflowBegin, 0, 0, 0, interval.begin_ps});
     }
@@ -475,36 +619,75 @@ bool SyntheticSource::applyOverflows(std::size_t first_new, timestamp_t window_b
   return changed;
 }
 
-bool SyntheticSource::next(BlockBuffer& out) {
+bool SyntheticSource::Generator::next(BlockBuffer& out) {
   if (streamDone() && ready_position_ == ready_.size() && next_begin_ >= stream_end_) return false;
   const timestamp_t begin = next_begin_;
   const timestamp_t limit = begin > stream_end_ - config_.max_block_duration_ps
                                 ? stream_end_
                                 : begin + config_.max_block_duration_ps;
-  while (!streamDone() && ready_.size() - ready_position_ <= config_.block_size &&
-         finalised_until_ < limit) {
+  for (;;) {
+    if (streamDone() || finalised_until_ >= limit) break;
+    const std::size_t unsent = ready_.size() - ready_position_;
+    // Enough for a full block. Or the run holds whole windows (no block was cut from it) and
+    // the next window might not fit into this block with them: the block takes them in one
+    // piece, handed over without a copy below, where a full block would be cut inside the
+    // next window and its rest copied later.
+    if (unsent > config_.block_size ||
+        (!ready_cut_ && unsent > 0 && unsent + window_tags_bound_ > config_.block_size)) {
+      break;
+    }
     generateWindow();
   }
   const timestamp_t time_limit = std::min(finalised_until_, limit);
-  const auto first = ready_.begin() + static_cast<std::ptrdiff_t>(ready_position_);
+  const std::span<const Tag> unsent = ready_.items().subspan(ready_position_);
   const auto available = static_cast<std::size_t>(
-      std::lower_bound(first, ready_.end(), time_limit,
+      std::lower_bound(unsent.begin(), unsent.end(), time_limit,
                        [](const Tag& tag, timestamp_t t) { return tag.time < t; }) -
-      first);
-  const std::span<const Tag> candidates(ready_.data() + ready_position_, available);
+      unsent.begin());
+  const std::span<const Tag> candidates = unsent.first(available);
   const std::size_t count = blockSplitPoint(candidates, config_.block_size);
   const timestamp_t end = count < available ? candidates[count].time : time_limit;
 
-  out.storage.assign(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(count));
-  out.publishStorage();
+  // The block's tags are the first `count` of its storage, which keeps its size: a vector
+  // that only grows is initialised once. The block takes the run's storage when it takes the
+  // whole run, unless that storage grew past a block's (the pool sized its buffers for one).
+  const std::size_t storage_limit = std::max(out.storage.capacity(), blockStorage());
+  if (ready_position_ == 0 && count == ready_.size() && ready_.capacity() <= storage_limit) {
+    ready_.handOver(out.storage);
+    ready_cut_ = false;
+  } else {
+    if (out.storage.size() < count) out.storage.resize(count);
+    std::copy(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(count),
+              out.storage.begin());
+    ready_position_ += count;
+    ready_cut_ = ready_position_ < ready_.size();
+    if (!ready_cut_) {
+      // All sent: a run grown past the block's storage starts afresh, so that it can be
+      // handed over again.
+      if (ready_.capacity() > storage_limit) {
+        ready_.release();
+        ready_.reserve(blockStorage());
+      } else {
+        ready_.clear();
+      }
+      ready_position_ = 0;
+    } else if (ready_position_ >= ready_.size() - ready_position_) {
+      // Sent at least as much as is left: moving the rest to the front costs no more than
+      // sending it did.
+      ready_.eraseFront(ready_position_);
+      ready_position_ = 0;
+    }
+  }
+  out.tags = std::span<const Tag>(out.storage.data(), count);
+  // Only overflow intervals add tags other than TimeTags.
+  if (config_.overflows.empty()) {
+    out.special.clear();
+  } else {
+    out.indexSpecialTags();
+  }
   out.begin_time = begin;
   out.end_time = end;
-  ready_position_ += count;
   next_begin_ = end;
-  if (ready_position_ > (std::size_t{1} << 16) && ready_position_ * 2 > ready_.size()) {
-    ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(ready_position_));
-    ready_position_ = 0;
-  }
   return true;
 }
 

@@ -10,10 +10,19 @@
 // 6 sigma, which lets a window be finalised once generation has run one guard interval
 // (delays plus 6 sigma) ahead of it. Blocks hold at most `block_size` tags and span at most
 // `max_block_duration_ps` of stream time, so quiet stretches yield empty blocks.
+//
+// Stream version 2 (the same seed gives a different stream than version 1 did): all Poisson
+// channels are drawn as one Poisson process of their total rate whose events are given
+// channels in proportion to the rates (the same joint distribution as independent channels;
+// the first event lies one exponential gap after the start, no longer at it; gaps are rounded
+// to whole picoseconds and at least 1 ps, so no two Poisson events share a time), with
+// xoshiro256++ words and ziggurat exponential and normal variates (io/src/sources/
+// random_draws.hpp); clocks and partners are merged into that sorted stream
+// (io/src/sources/sorted_runs.hpp).
 #pragma once
 
 #include <cstdint>
-#include <random>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -82,6 +91,7 @@ struct SyntheticConfig {
 class SyntheticSource : public Source {
  public:
   explicit SyntheticSource(SyntheticConfig config);
+  ~SyntheticSource() override;
 
   bool next(BlockBuffer& out) override;
   std::size_t maxBlockTags() const override { return config_.block_size; }
@@ -95,52 +105,10 @@ class SyntheticSource : public Source {
   const SyntheticConfig& config() const { return config_; }
 
  private:
-  // The smooth part of a noisy clock's time deviation, for the edge about to be generated.
-  struct ClockDeviation {
-    double frequency_noise_ps = 0;  // integrated white and random-walk frequency noise
-    double random_walk_y = 0;       // current fractional frequency of the random walk
-    double modulation_cycles = 0;   // phase of the modulation at the edge, in [0, 1)
-  };
-
-  struct ChannelState {
-    std::mt19937_64 random;
-    std::normal_distribution<double> normal;  // unit sigma, kept: it caches a second value
-    timestamp_t next_poisson = 0;
-    std::int64_t next_edge = 0;
-    timestamp_t period_whole = 0;
-    double period_fraction = 0;
-    std::size_t parent = 0;              // index of the partner's source channel
-    std::vector<timestamp_t> generated;  // this round's event times, for partners
-    std::vector<timestamp_t> pending;    // generated, not yet finalised, sorted
-    ClockDeviation deviation;
-  };
-
-  bool streamDone() const;
-  void generateWindow();
-  void generateChannel(std::size_t index, timestamp_t until);
-  double truncatedGaussian(ChannelState& state, double sigma);
-  // Deviation of edge `state.next_edge` from its ideal time, in ps, without its white jitter.
-  double clockDeviationPs(const SyntheticChannel& channel, const ChannelState& state,
-                          timestamp_t since_start) const;
-  // Draws the frequency noise of the period after the current edge.
-  void advanceClockDeviation(const SyntheticChannel& channel, ChannelState& state);
-  void mergeChannelsBefore(timestamp_t window_end);
-  // Drops tags inside overflow intervals and adds the overflow marks; true if it did anything
-  // (the window then needs sorting again).
-  bool applyOverflows(std::size_t first_new, timestamp_t window_begin, timestamp_t window_end);
+  class Generator;  // the windows, channel states and random streams (synthetic_source.cpp)
 
   SyntheticConfig config_;
-  std::vector<ChannelState> states_;
-  timestamp_t window_ps_ = 0;
-  timestamp_t guard_ps_ = 0;
-  timestamp_t stream_end_ = 0;       // meaningful when duration_ps > 0
-  timestamp_t finalised_until_ = 0;  // ready_ holds every tag before this time
-  timestamp_t next_begin_ = 0;
-  std::vector<Tag> merge_input_;  // scratch of the window merge
-  std::vector<Tag> merge_output_;
-  std::vector<Tag> ready_;  // finalised, sorted
-  std::size_t ready_position_ = 0;
-  std::vector<std::uint64_t> missed_;  // per configured channel, inside the open overflow
+  std::unique_ptr<Generator> generator_;
 };
 
 }  // namespace tagflow
