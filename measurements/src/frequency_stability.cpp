@@ -19,6 +19,15 @@ constexpr double kReanchorPhasePs = 4294967296.0;
 // Edges that give the first period estimate for the missing-edge check.
 constexpr std::int64_t kWarmupEdges = 1024;
 
+__extension__ using Wide = unsigned __int128;  // FrequencyStability::Accumulator
+
+// The double nearest to `sum`, as static_cast gives it; sums below 2^64 (any group of short
+// intervals) take the 64-bit conversion instead of the 128-bit one's library call.
+double toDouble(Wide sum) {
+  const auto low = static_cast<std::uint64_t>(sum);
+  return sum == low ? static_cast<double>(low) : static_cast<double>(sum);
+}
+
 std::string owner(const std::string& name) {
   return "FrequencyStability '" + name + "'";
 }
@@ -69,9 +78,23 @@ void FrequencyStability::processTimeTags(std::span<const Tag> tags) {
   if (!active_ || inOverflow()) return;
   times_.gather(tags);
   const std::span<const timestamp_t> times = times_.times(0);
+  // Room for a sample per group the block can complete.
+  const std::size_t most = times.size() / static_cast<std::size_t>(average_) + 1;
+  if (pending_samples_.size() < pending_count_ + most) {
+    pending_samples_.resize(pending_count_ + most);
+  }
   for (std::size_t i = 0; i < times.size();) {
     i = has_edge_period_ ? addCheckedEdges(times, i) : addWarmupEdge(times, i);
   }
+  takePhases();
+}
+
+inline FrequencyStability::SampleTime FrequencyStability::groupSample(timestamp_t base,
+                                                                      Accumulator sum) const {
+  // Dividing by an average of 1 changes nothing: skipped, it would put a division's latency on
+  // every edge.
+  const double total = toDouble(sum);
+  return SampleTime{base, average_ == 1 ? total : total / static_cast<double>(average_)};
 }
 
 std::size_t FrequencyStability::addWarmupEdge(std::span<const timestamp_t> times,
@@ -85,7 +108,12 @@ std::size_t FrequencyStability::addWarmupEdge(std::span<const timestamp_t> times
   last_edge_ = time;
   has_last_edge_ = true;
   group_sum_ += static_cast<std::uint64_t>(time - group_base_);
-  if (++group_size_ == average_) finishSample(time);
+  if (++group_size_ == average_) {
+    pending_samples_[pending_count_++] = groupSample(group_base_, group_sum_);
+    group_base_ = time;  // the next group begins at this edge
+    group_sum_ = 0;
+    group_size_ = 0;
+  }
   return index + 1;
 }
 
@@ -100,64 +128,101 @@ std::size_t FrequencyStability::addCheckedEdges(std::span<const timestamp_t> tim
   bool has_last = has_last_edge_;
   Accumulator sum = group_sum_;
   std::int64_t size = group_size_;
-  const timestamp_t base = group_base_;
+  timestamp_t base = group_base_;
   const std::int64_t average = average_;
+  SampleTime* const samples = pending_samples_.data();
+  std::size_t count = pending_count_;
   const auto store = [&] {
     last_edge_ = last;
     has_last_edge_ = has_last;
     group_sum_ = sum;
     group_size_ = size;
+    group_base_ = base;
+    pending_count_ = count;
   };
-  for (std::size_t i = first; i < times.size(); ++i) {
+  const auto add = [&](timestamp_t time) {
+    last = time;
+    sum += static_cast<std::uint64_t>(time - base);
+    if (++size == average) {
+      samples[count++] = groupSample(base, sum);
+      base = time;  // the next group begins at this edge
+      sum = 0;
+      size = 0;
+    }
+  };
+  std::size_t i = first;
+  if (!has_last && i < times.size()) {
+    add(times[i++]);  // the first edge of the series: no interval to check
+    has_last = true;
+  }
+  for (; i < times.size(); ++i) {
     const timestamp_t time = times[i];
-    if (has_last && static_cast<std::uint64_t>(time - last - shortest) > range) [[unlikely]] {
+    if (static_cast<std::uint64_t>(time - last - shortest) > range) [[unlikely]] {
       store();
       ++restarts_on_slip_;
       restartSeries(time);
       return i;  // the edge begins the new series
     }
-    last = time;
-    has_last = true;
-    sum += static_cast<std::uint64_t>(time - base);
-    if (++size == average) [[unlikely]] {
-      store();
-      finishSample(time);
-      return i + 1;
-    }
+    add(time);
   }
   store();
   return times.size();
 }
 
-void FrequencyStability::finishSample(timestamp_t last_time) {
-  const SampleTime sample{group_base_,
-                          static_cast<double>(group_sum_) / static_cast<double>(average_)};
-  double phase = 0;
-  if (series_samples_ == 0) {
-    series_first_ = sample;
-  } else {
-    const double elapsed = static_cast<double>(sample.base - previous_sample_.base) +
-                           (sample.offset - previous_sample_.offset);
-    if (!has_reference_ && elapsed > 0) {
-      reference_period_ = elapsed / static_cast<double>(average_);
-      has_reference_ = true;
+void FrequencyStability::takePhases() {
+  if (phases_.size() < pending_count_) phases_.resize(pending_count_);
+  // The state of the series in locals: through `this` the compiler would reload and store it
+  // for every sample.
+  std::uint64_t samples = series_samples_;
+  SampleTime previous = previous_sample_;
+  double previous_phase = previous_phase_;
+  std::size_t trace_next = trace_next_;
+  std::size_t trace_count = trace_count_;
+  const auto store = [&] {
+    series_samples_ = samples;
+    previous_sample_ = previous;
+    previous_phase_ = previous_phase;
+    trace_next_ = trace_next;
+    trace_count_ = trace_count;
+  };
+  const auto average = static_cast<double>(average_);
+  double* const phases = phases_.data();
+  std::size_t summed = 0;  // phases already in sums_
+  for (std::size_t i = 0; i < pending_count_; ++i) {
+    const SampleTime& sample = pending_samples_[i];
+    double phase = 0;
+    if (samples == 0) {
+      series_first_ = sample;
+    } else {
+      const double elapsed =
+          static_cast<double>(sample.base - previous.base) + (sample.offset - previous.offset);
+      if (!has_reference_ && elapsed > 0) {
+        reference_period_ = elapsed / average;
+        has_reference_ = true;
+      }
+      phase = previous_phase + (elapsed - average * reference_period_);
     }
-    phase = previous_phase_ + (elapsed - static_cast<double>(average_) * reference_period_);
+    phases[i] = phase;
+    if (!trace_.empty()) {
+      trace_[trace_next] = TracePoint{sample, phase, samples};
+      trace_next = trace_next + 1 == trace_.size() ? 0 : trace_next + 1;
+      trace_count = std::min(trace_count + 1, trace_.size());
+    }
+    ++samples;
+    previous = sample;
+    previous_phase = phase;
+    if (std::abs(phase) > kReanchorPhasePs) [[unlikely]] {
+      store();
+      sums_.add({phases + summed, i + 1 - summed});
+      summed = i + 1;
+      reanchor();
+      previous_phase = previous_phase_;
+    }
   }
-  sums_.add(phase);
-  if (!trace_.empty()) {
-    trace_[trace_next_] = TracePoint{sample, phase, series_samples_};
-    trace_next_ = trace_next_ + 1 == trace_.size() ? 0 : trace_next_ + 1;
-    trace_count_ = std::min(trace_count_ + 1, trace_.size());
-  }
-  ++series_samples_;
-  ++samples_total_;
-  previous_sample_ = sample;
-  previous_phase_ = phase;
-  group_base_ = last_time;
-  group_sum_ = 0;
-  group_size_ = 0;
-  if (std::abs(phase) > kReanchorPhasePs) reanchor();
+  store();
+  sums_.add({phases + summed, pending_count_ - summed});
+  samples_total_ += pending_count_;
+  pending_count_ = 0;
 }
 
 void FrequencyStability::reanchor() {
@@ -178,6 +243,7 @@ void FrequencyStability::reanchor() {
 }
 
 void FrequencyStability::endSeries() {
+  takePhases();
   if (series_samples_ >= 2) {
     closed_span_ps_ += static_cast<double>(previous_sample_.base - series_first_.base) +
                        (previous_sample_.offset - series_first_.offset);

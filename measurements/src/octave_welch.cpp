@@ -16,27 +16,34 @@ void OctaveWelch::push(std::span<const double> samples) {
 
 void OctaveWelch::pushStage(std::size_t k, std::span<const double> samples) {
   if (samples.empty()) return;
+  const std::size_t capacity = 2 * length_;
   if (k == stages_.size()) {
     auto stage = std::make_unique<Stage>();
-    stage->buffer.resize(length_);
+    stage->buffer = makeAlignedDoubles(capacity);
     stage->power.assign(binCount(k), 0.0);
     stages_.push_back(std::move(stage));
   }
   Stage& stage = *stages_[k];
   std::size_t position = 0;
   while (position < samples.size()) {
-    const std::size_t take = std::min(length_ - stage.filled, samples.size() - position);
+    if (stage.filled == capacity) {
+      // Less than a segment is left to fill: it moves to the front.
+      std::copy(stage.buffer.get() + stage.begin, stage.buffer.get() + capacity,
+                stage.buffer.get());
+      stage.filled -= stage.begin;
+      stage.begin = 0;
+    }
+    const std::size_t take =
+        std::min(stage.begin + length_ - stage.filled, samples.size() - position);
     std::copy_n(samples.begin() + static_cast<std::ptrdiff_t>(position), take,
-                stage.buffer.begin() + static_cast<std::ptrdiff_t>(stage.filled));
+                stage.buffer.get() + stage.filled);
     stage.filled += take;
     position += take;
-    if (stage.filled == length_) {
-      periodogram_->accumulate(stage.buffer, firstBin(), stage.power);
+    if (stage.filled == stage.begin + length_) {
+      periodogram_->accumulate({stage.buffer.get() + stage.begin, length_}, firstBin(),
+                               stage.power);
       ++stage.segments;
-      // 50 % overlap: the newer half begins the next segment.
-      std::copy(stage.buffer.begin() + static_cast<std::ptrdiff_t>(length_ / 2), stage.buffer.end(),
-                stage.buffer.begin());
-      stage.filled = length_ / 2;
+      stage.begin += length_ / 2;  // 50 % overlap: the newer half begins the next segment
     }
   }
   if (k + 1 < kMaxStages) {
@@ -48,6 +55,7 @@ void OctaveWelch::pushStage(std::size_t k, std::span<const double> samples) {
 
 void OctaveWelch::restart() {
   for (auto& stage : stages_) {
+    stage->begin = 0;
     stage->filled = 0;
     stage->decimator.restart();
   }

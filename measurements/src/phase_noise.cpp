@@ -66,8 +66,12 @@ void PhaseNoise::process(Clock& clock, std::span<const timestamp_t> times) {
   std::size_t i = 0;
   for (; i < times.size() && !clock.has_period; ++i) warmUp(clock, times[i]);
   addEdges(clock, times.subspan(i));
-  clock.spectrum.push(clock.phases);
-  clock.phases.clear();
+  pushPhases(clock);
+}
+
+void PhaseNoise::pushPhases(Clock& clock) {
+  clock.spectrum.push({clock.phases.data(), clock.phase_count});
+  clock.phase_count = 0;
 }
 
 void PhaseNoise::warmUp(Clock& clock, timestamp_t time) {
@@ -103,6 +107,11 @@ void PhaseNoise::addEdges(Clock& clock, std::span<const timestamp_t> times) {
   timestamp_t step_whole = clock.period_whole;
   double step_fraction = clock.period_fraction;
   double tolerance = 0.5 * clock.period;
+  if (clock.phases.size() < clock.phase_count + times.size()) {
+    clock.phases.resize(clock.phase_count + times.size());
+  }
+  double* const phases = clock.phases.data();
+  std::size_t count = clock.phase_count;
   const auto store = [&] {
     clock.predicted_whole = whole;
     clock.predicted_fraction = fraction;
@@ -110,8 +119,8 @@ void PhaseNoise::addEdges(Clock& clock, std::span<const timestamp_t> times) {
     clock.series_edges = edges;
     clock.series_first = first;
     clock.series_last = last;
+    clock.phase_count = count;
   };
-  std::vector<double>& phases = clock.phases;
   for (const timestamp_t time : times) {
     double phase = 0;
     if (edges > 0) {
@@ -120,6 +129,7 @@ void PhaseNoise::addEdges(Clock& clock, std::span<const timestamp_t> times) {
         store();
         ++clock.restarts_on_slip;
         endSeries(clock);  // may refine the period
+        count = clock.phase_count;
         edges = 0;
         step_whole = clock.period_whole;
         step_fraction = clock.period_fraction;
@@ -132,7 +142,7 @@ void PhaseNoise::addEdges(Clock& clock, std::span<const timestamp_t> times) {
       whole = time;
       fraction = 0;
     }
-    phases.push_back(phase);
+    phases[count++] = phase;
     previous = phase;
     last = time;
     ++edges;
@@ -147,8 +157,7 @@ void PhaseNoise::addEdges(Clock& clock, std::span<const timestamp_t> times) {
 }
 
 void PhaseNoise::endSeries(Clock& clock) {
-  clock.spectrum.push(clock.phases);
-  clock.phases.clear();
+  pushPhases(clock);
   clock.spectrum.restart();
   clock.warmup.clear();
   if (clock.series_edges >= 2) {

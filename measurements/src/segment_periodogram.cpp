@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
-#include <new>
 #include <numbers>
 
 namespace tagflow {
@@ -19,27 +18,17 @@ std::mutex& plannerMutex() {
   return mutex;
 }
 
-constexpr std::align_val_t kAlignment{64};
-
 using ConstArray = Eigen::Map<const Eigen::ArrayXd, Eigen::Aligned64>;
 
 }  // namespace
 
-void SegmentPeriodogram::AlignedFree::operator()(double* data) const {
-  ::operator delete[](data, kAlignment);
-}
-
-SegmentPeriodogram::AlignedArray SegmentPeriodogram::alignedArray(std::size_t length) {
-  return AlignedArray(static_cast<double*>(::operator new[](length * sizeof(double), kAlignment)));
-}
-
 SegmentPeriodogram::SegmentPeriodogram(std::size_t length)
     : length_(length),
-      segment_(alignedArray(length)),
-      window_(alignedArray(length)),
-      centred_index_(alignedArray(length)),
-      input_(alignedArray(length)),
-      output_(alignedArray(2 * (length / 2 + 1))) {
+      segment_(makeAlignedDoubles(length)),
+      window_(makeAlignedDoubles(length)),
+      centred_index_(makeAlignedDoubles(length)),
+      input_(makeAlignedDoubles(length)),
+      output_(makeAlignedDoubles(2 * (length / 2 + 1))) {
   for (std::size_t i = 0; i < length; ++i) {
     window_[i] = 0.5 - 0.5 * std::cos(2 * std::numbers::pi * static_cast<double>(i) /
                                       static_cast<double>(length));
@@ -62,8 +51,12 @@ SegmentPeriodogram::~SegmentPeriodogram() {
 void SegmentPeriodogram::accumulate(std::span<const double> segment, std::size_t first_bin,
                                     std::span<double> power) {
   const auto n = static_cast<Eigen::Index>(length_);
-  std::copy(segment.begin(), segment.end(), segment_.get());
-  const ConstArray values(segment_.get(), n);
+  const double* aligned = segment.data();
+  if (!isAligned(aligned)) {
+    std::copy(segment.begin(), segment.end(), segment_.get());
+    aligned = segment_.get();
+  }
+  const ConstArray values(aligned, n);
   const ConstArray index(centred_index_.get(), n);
   const ConstArray window(window_.get(), n);
   const double mean = values.mean();

@@ -6,12 +6,16 @@
 //            / (2 (N-3n+1) tau^2)
 //   HDEV^2 = sum_{i=1}^{N-3n} (x_{i+3n} - 3x_{i+2n} + 3x_{i+n} - x_i)^2 / (6 (N-3n) tau^2)
 //   STDD   = standard deviation (Bessel-corrected) of x_{i+n} - x_i, in the unit of x.
-// Memory: a ring of the last 3 max(n) + 1 samples; the cost per sample is a few operations per
-// step. A series may be restarted (a gap in the data): the sums carry on, and no difference
-// spans the gap. The sums depend on differences only, so a phase series may be shifted by any
-// linear function of the sample index (removeLinear) without changing them.
+// Memory: the last 3 max(n) + 1 samples, held in a history of twice that; the cost per sample
+// is a few operations per step, done for kLanes steps at once (the steps side by side, each
+// with its own order of operations: a step's sums depend neither on the steps beside it nor on
+// how the samples are split between calls to add()). A series may be restarted (a gap in the
+// data): the sums carry on, and no difference spans the gap. The sums depend on differences
+// only, so a phase series may be shifted by any linear function of the sample index
+// (removeLinear) without changing them. Term counts are exact up to 2^53 samples.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -29,8 +33,10 @@ class AllanSums {
 
   // Steps must be > 0 (the caller checks them and names the bad value).
   explicit AllanSums(std::span<const std::int64_t> steps);
+  ~AllanSums();
 
-  void add(double x);
+  // Adds the samples in order, each the next of the current series.
+  void add(std::span<const double> samples);
   // The next sample begins a new series.
   void restart();
   void clear();
@@ -40,36 +46,33 @@ class AllanSums {
 
   // NaN where the data hold no term yet (a step too long for the series seen so far).
   Deviations deviations(std::size_t step_index, double tau) const;
-  std::size_t stepCount() const { return steps_.size(); }
+  std::size_t stepCount() const { return step_count_; }
   std::uint64_t seriesLength() const { return series_length_; }
 
  private:
-  struct Step {
-    std::int64_t n = 0;
-    double mdev_window = 0;  // sum of the last n second differences
-    double adev_sum = 0;
-    double mdev_sum = 0;
-    double hdev_sum = 0;
-    std::uint64_t adev_terms = 0;
-    std::uint64_t mdev_terms = 0;
-    std::uint64_t hdev_terms = 0;
-    // Welford's running mean and sum of squared deviations of x_{i+n} - x_i.
-    std::uint64_t difference_terms = 0;
-    double difference_mean = 0;
-    double difference_m2 = 0;
-  };
+  static constexpr std::size_t kLanes = 4;
+  // kLanes steps side by side, one vector register per quantity (defined with the arithmetic).
+  struct StepGroup;
 
-  double back(std::uint64_t distance) const {
-    const std::size_t size = ring_.size();
-    const std::size_t offset = static_cast<std::size_t>(distance);
-    return ring_[newest_ >= offset ? newest_ - offset : newest_ + size - offset];
-  }
-  double secondDifferenceEndingAt(std::uint64_t distance, std::int64_t n) const;
-  void addToStep(Step& step, double x);
+  // Each adds the sample at history_[position] (k-th of its series; kLanes of them for a quad)
+  // to every step. Young: some step may still lack some of its terms (k < 3 max(n)).
+  template <bool kYoung>
+  void addSample(std::size_t position, std::uint64_t k);
+  void addMatureQuad(std::size_t position, std::uint64_t k);
+  bool mature(std::uint64_t k) const { return k >= mature_from_; }
+  void compactHistory();
+  void resetResums();
 
-  std::vector<Step> steps_;
-  std::vector<double> ring_;
-  std::size_t newest_ = 0;
+  std::size_t step_count_;
+  std::vector<StepGroup> groups_;
+  std::uint64_t mature_from_ = 0;
+  // The samples a term reaches back over, the newest included: 3 max(n) + 1.
+  std::size_t reach_;
+  // The samples in order, the newest at newest_; when full, the last reach_ - 1 move to the
+  // front. Sample k - d is history_[newest_ - d] for every d < reach_, and the samples of a few
+  // consecutive k lie side by side.
+  std::vector<double> history_;
+  std::size_t newest_;
   std::uint64_t series_length_ = 0;
 };
 

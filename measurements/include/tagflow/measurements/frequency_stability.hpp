@@ -106,13 +106,18 @@ class FrequencyStability : public Measurement {
   };
 
   // Both add edges from `index` on and return the index of the next edge to add: one edge
-  // while the first 1024 give a period, then runs of edges with the interval check.
+  // while the first 1024 give a period, then runs of edges with the interval check. Each
+  // completed group becomes a pending sample.
   std::size_t addWarmupEdge(std::span<const timestamp_t> times, std::size_t index);
   std::size_t addCheckedEdges(std::span<const timestamp_t> times, std::size_t index);
+  SampleTime groupSample(timestamp_t base, Accumulator sum) const;
+  // Takes the phase of every pending sample (re-anchoring where it drifted far), adds the
+  // phases to the sums and the traces.
+  void takePhases();
+  // Shifts the series to the measured mean period; every phase so far must be in sums_.
+  void reanchor();
   void restartSeries(timestamp_t time);
   void endSeries();
-  void finishSample(timestamp_t last_time);
-  void reanchor();
   double meanPeriodLocked() const;
   FrequencyStabilityData dataLocked(double input_frequency) const;
   void fillTraces(FrequencyStabilityData& data, double input_frequency) const;
@@ -123,6 +128,12 @@ class FrequencyStability : public Measurement {
   std::size_t trace_len_;
   ChannelTimes times_;
   AllanSums sums_;
+  // The samples of a block are made first and then turned into phases, which go to sums_
+  // together: each stage runs as one loop over many samples. They are taken before anything
+  // else reads or changes the series or sums_. Storage that only grows, pending_count_ in use.
+  std::vector<SampleTime> pending_samples_;
+  std::size_t pending_count_ = 0;
+  std::vector<double> phases_;  // scratch of takePhases()
 
   // The series being built.
   bool active_ = false;  // false inside an overflow interval

@@ -7,7 +7,9 @@
 // also contributes its upper bins up to below Nyquist (L/8 < b < L/2). Stages are made as the
 // data reach them, at most kMaxStages (stage 39 sees its first sample after 2^39 inputs).
 // A restart (a gap in the stream) drops every partial segment and filter history and keeps the
-// accumulated spectra. Frequencies are in units of the input sample rate.
+// accumulated spectra. Frequencies are in units of the input sample rate. A stage holds two
+// segments' worth of samples on a 64-byte boundary: the overlapping segments are read where they
+// lie, and only the last half segment moves to the front when the buffer is full.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "tagflow/measurements/aligned_doubles.hpp"
 #include "tagflow/measurements/half_band_decimator.hpp"
 #include "tagflow/measurements/segment_periodogram.hpp"
 
@@ -45,8 +48,9 @@ class OctaveWelch {
 
  private:
   struct Stage {
-    std::vector<double> buffer;  // the segment being filled
-    std::size_t filled = 0;
+    AlignedDoubles buffer;   // 2 L samples
+    std::size_t begin = 0;   // the segment being filled starts here
+    std::size_t filled = 0;  // samples held
     HalfBandDecimator decimator;
     std::vector<double> decimated;  // scratch: this stage's output for the next one
     std::vector<double> power;      // summed |X_b|^2 of the bins this stage contributes

@@ -84,7 +84,8 @@ class PhaseNoise : public Measurement {
 
     OctaveWelch spectrum;
     std::vector<timestamp_t> warmup;  // the first edges, until the period is known
-    std::vector<double> phases;       // scratch: this block's samples, ps
+    std::vector<double> phases;       // scratch: this block's samples, ps; only grows
+    std::size_t phase_count = 0;      // samples in phases
     bool has_period = false;
     double period = 0;  // reference period, ps
     timestamp_t period_whole = 0;
@@ -104,6 +105,7 @@ class PhaseNoise : public Measurement {
   // Holds the first edges back until they give a period, then adds them.
   void warmUp(Clock& clock, timestamp_t time);
   void addEdges(Clock& clock, std::span<const timestamp_t> times);
+  void pushPhases(Clock& clock);
   void setPeriod(Clock& clock, double period);
   void endSeries(Clock& clock);
   void endAllSeries();

@@ -3,12 +3,14 @@
 // construction), and add |X_b|^2 for a range of bins to an accumulator. With sum(w^2) =
 // windowPower() = 3 length / 8, the one-sided PSD of a stream sampled at f_s is
 //   S(f_b) = 2 * mean(|X_b|^2) / (f_s * windowPower()),  f_b = b * f_s / length.
-// One object serves every segment of a measurement; it is used by one thread at a time.
+// One object serves every segment of a measurement; it is used by one thread at a time. A
+// segment on a 64-byte boundary is read where it lies; any other is first copied to one.
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <span>
+
+#include "tagflow/measurements/aligned_doubles.hpp"
 
 struct fftw_plan_s;
 
@@ -31,20 +33,14 @@ class SegmentPeriodogram {
  private:
   // Arrays on a 64-byte boundary: vectorised sums over them then add in the same order whatever
   // buffer the caller passes, so equal input gives equal output, bit for bit.
-  struct AlignedFree {
-    void operator()(double* data) const;
-  };
-  using AlignedArray = std::unique_ptr<double[], AlignedFree>;
-  static AlignedArray alignedArray(std::size_t length);
-
   std::size_t length_;
   double window_power_ = 0;
-  AlignedArray segment_;
-  AlignedArray window_;
-  AlignedArray centred_index_;  // i - (length - 1) / 2
+  AlignedDoubles segment_;  // a copy of a segment that is not aligned
+  AlignedDoubles window_;
+  AlignedDoubles centred_index_;  // i - (length - 1) / 2
   double index_square_sum_ = 0;
-  AlignedArray input_;
-  AlignedArray output_;  // length / 2 + 1 complex values
+  AlignedDoubles input_;
+  AlignedDoubles output_;  // length / 2 + 1 complex values
   fftw_plan_s* plan_ = nullptr;
 };
 
