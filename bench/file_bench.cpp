@@ -56,15 +56,17 @@ PackResult pack(const std::vector<Tag>& tags, tagfile::Compression compression,
   std::uint64_t bytes = 0;
   const auto start = Clock::now();
   timestamp_t begin = tags.front().time;
-  for (std::size_t at = 0; at < tags.size(); at += kBlockTags) {
-    const std::span<const Tag> part =
-        std::span<const Tag>(tags).subspan(at, std::min(kBlockTags, tags.size() - at));
+  for (std::size_t at = 0; at < tags.size();) {
+    // Cut where the next tag is later than the block's last, as every source does.
+    const std::span<const Tag> rest = std::span<const Tag>(tags).subspan(at);
+    const std::span<const Tag> part = rest.first(blockSplitPoint(rest, kBlockTags));
     const timestamp_t end =
         at + part.size() < tags.size() ? tags[at + part.size()].time : part.back().time + 1;
     packer.pack(part, begin, end, block);
     bytes += tagfile::kRecordHeaderSize + block.payload.size();
     if (keep != nullptr) keep->push_back(block);
     begin = end;
+    at += part.size();
   }
   const double seconds = secondsSince(start);
   return {tags.size() / seconds * 1e-6, static_cast<double>(bytes) / tags.size()};
@@ -81,6 +83,7 @@ double unpack(const std::vector<EncodedBlock>& blocks, std::size_t tags) {
     if (tagfile::crc32c(block.payload) != block.header.payload_crc) {
       throw std::runtime_error("checksum mismatch in the decode benchmark");
     }
+    if (out.size() < block.header.tag_count) out.resize(block.header.tag_count);
     decoder.decode(block.payload, block.header.tag_count, block.header.begin_time,
                    block.header.end_time, out.data(), specials);
     check += static_cast<std::uint64_t>(out[block.header.tag_count - 1].time);
