@@ -99,10 +99,13 @@ else
   fail "checkpoint after SIGKILL: $(ls checkpoint.h5* 2>&1)"
 fi
 
+# In real time (speed 1), so that the command is still running when the signal comes, however
+# fast the generator.
 cat >source_only.toml <<'TOML'
 [source]
 kind = "synthetic"
 duration_ps = 100_000_000_000_000
+speed = 1.0
 [[source.channel]]
 channel = 1
 kind = "poisson"
