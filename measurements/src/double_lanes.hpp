@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__FMA__)
 #include <immintrin.h>
@@ -21,19 +22,21 @@ namespace tagflow {
 
 using DoubleLanes = double __attribute__((vector_size(32)));
 using LaneMask = std::int64_t __attribute__((vector_size(32)));
-// DoubleLanes read from or written to any double: no alignment assumed, may alias doubles.
-using UnalignedDoubleLanes = double __attribute__((vector_size(32), aligned(8), may_alias));
 
 inline DoubleLanes broadcast(double x) {
   return DoubleLanes{x, x, x, x};
 }
 
+// Four doubles at any address: a copy of their bytes, which compilers make one unaligned load
+// (or store); no alignment is assumed and nothing is read through a cast pointer.
 inline DoubleLanes loadLanes(const double* from) {
-  return *reinterpret_cast<const UnalignedDoubleLanes*>(from);
+  DoubleLanes lanes;
+  std::memcpy(&lanes, from, sizeof(lanes));
+  return lanes;
 }
 
 inline void storeLanes(double* to, const DoubleLanes& lanes) {
-  *reinterpret_cast<UnalignedDoubleLanes*>(to) = lanes;
+  std::memcpy(to, &lanes, sizeof(lanes));
 }
 
 inline double multiplyAdd(double a, double b, double c) {
