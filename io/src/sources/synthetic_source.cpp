@@ -357,7 +357,9 @@ SyntheticSource::Generator::Generator(SyntheticConfig config) : config_(std::mov
         if (config_.channels[j].channel == c.partner_of) state.parent = j;
       }
       states_[state.parent].has_partners = true;
-      state.echo_below = static_cast<std::uint64_t>(c.probability * 0x1.0p64);
+      // Below 1, probability * 2^64 is below 2^64; at 1 every event echoes without a draw.
+      if (c.probability < 1)
+        state.echo_below = static_cast<std::uint64_t>(c.probability * 0x1.0p64);
     }
   }
   if (!poisson_channels.empty()) {
