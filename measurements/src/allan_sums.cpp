@@ -308,6 +308,34 @@ void AllanSums::removeLinear(double offset, double slope) {
   }
 }
 
+AllanSums::StepTotals AllanSums::totals(std::size_t step_index) const {
+  const StepGroup& group = groups_[step_index / kLanes];
+  const std::size_t lane = step_index % kLanes;
+  return StepTotals{
+      group.higher.adev_sum[lane],   group.higher.mdev_sum[lane],  group.higher.hdev_sum[lane],
+      group.adev_terms[lane],        group.mdev_terms[lane],       group.hdev_terms[lane],
+      group.differences.terms[lane], group.differences.mean[lane], group.differences.m2[lane]};
+}
+
+void AllanSums::merge(std::size_t step_index, const StepTotals& other) {
+  StepGroup& group = groups_[step_index / kLanes];
+  const std::size_t lane = step_index % kLanes;
+  group.higher.adev_sum[lane] += other.adev_sum;
+  group.higher.mdev_sum[lane] += other.mdev_sum;
+  group.higher.hdev_sum[lane] += other.hdev_sum;
+  group.adev_terms[lane] += other.adev_terms;
+  group.mdev_terms[lane] += other.mdev_terms;
+  group.hdev_terms[lane] += other.hdev_terms;
+  if (other.difference_terms == 0) return;
+  DifferenceSums& sums = group.differences;
+  const double own = sums.terms[lane];
+  const double terms = own + other.difference_terms;
+  const double delta = other.difference_mean - sums.mean[lane];
+  sums.mean[lane] += delta * (other.difference_terms / terms);
+  sums.m2[lane] += other.difference_m2 + delta * delta * (own * other.difference_terms / terms);
+  sums.terms[lane] = terms;
+}
+
 AllanSums::Deviations AllanSums::deviations(std::size_t step_index, double tau) const {
   const StepGroup& group = groups_[step_index / kLanes];
   const DifferenceSums& differences = group.differences;

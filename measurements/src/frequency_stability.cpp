@@ -303,7 +303,7 @@ void FrequencyStability::clearData() {
   restarts_on_slip_ = 0;
 }
 
-double FrequencyStability::meanPeriodLocked() const {
+std::pair<double, std::uint64_t> FrequencyStability::seriesSpans() const {
   double span = closed_span_ps_;
   std::uint64_t periods = closed_periods_;
   if (series_samples_ >= 2) {
@@ -311,6 +311,11 @@ double FrequencyStability::meanPeriodLocked() const {
             (previous_sample_.offset - series_first_.offset);
     periods += (series_samples_ - 1) * static_cast<std::uint64_t>(average_);
   }
+  return {span, periods};
+}
+
+double FrequencyStability::meanPeriodLocked() const {
+  const auto [span, periods] = seriesSpans();
   return periods == 0 ? kNaN : span / static_cast<double>(periods);
 }
 
@@ -390,6 +395,93 @@ void FrequencyStability::fillTraces(FrequencyStabilityData& data, double input_f
     data.trace_frequency_absolute.push_back(static_cast<double>(average_) / (interval * 1e-12) -
                                             input_frequency);
   }
+}
+
+void FrequencyStability::savePartialState(ResultSet& out) const {
+  const std::size_t steps = steps_.size();
+  std::vector<double> sums;
+  std::vector<std::int64_t> terms;
+  for (std::size_t i = 0; i < steps; ++i) {
+    const AllanSums::StepTotals step = sums_.totals(i);
+    sums.insert(sums.end(), {step.adev_sum, step.mdev_sum, step.hdev_sum, step.difference_terms,
+                             step.difference_mean, step.difference_m2});
+    terms.insert(terms.end(), {step.adev_terms, step.mdev_terms, step.hdev_terms});
+  }
+  out.add("allan_sums", "", {steps, 6}, std::move(sums),
+          "per step: ADEV, MDEV, HDEV sums (ps^2); count, mean (ps) and squared deviations "
+          "(ps^2) of the n-sample differences");
+  out.add("allan_terms", "1", {steps, 3}, std::move(terms), "per step: ADEV, MDEV, HDEV terms");
+  const auto [span, periods] = seriesSpans();
+  out.add("series", "ps", {2}, std::vector<double>{has_reference_ ? reference_period_ : kNaN, span},
+          "reference period of the phases (NaN before one), summed spans of the series");
+  out.add("series_counts", "1", {3},
+          std::vector<std::uint64_t>{periods, samples_total_, restarts_on_slip_},
+          "edge periods the spans cover, samples, restarts on slip");
+  std::vector<std::int64_t> trace_base;
+  std::vector<double> trace_offset, trace_phase;
+  std::vector<std::uint64_t> trace_index;
+  const std::size_t oldest =
+      trace_.empty() ? 0 : (trace_next_ + trace_.size() - trace_count_) % trace_.size();
+  for (std::size_t i = 0; i < trace_count_; ++i) {
+    const TracePoint& point = trace_[(oldest + i) % trace_.size()];
+    trace_base.push_back(point.time.base);
+    trace_offset.push_back(point.time.offset);
+    trace_phase.push_back(point.phase);
+    trace_index.push_back(point.index);
+  }
+  const std::vector<std::size_t> trace{trace_count_};
+  out.add("trace_base", "ps", trace, std::move(trace_base),
+          "the current series' trace, oldest first");
+  out.add("trace_offset", "ps", trace, std::move(trace_offset), "added to trace_base");
+  out.add("trace_phase", "ps", trace, std::move(trace_phase), "against the reference period");
+  out.add("trace_sample", "1", trace, std::move(trace_index), "index in the series");
+}
+
+void FrequencyStability::mergePartial(const ResultSet& later) {
+  const std::size_t steps = steps_.size();
+  const auto& sums = later.values<double>("allan_sums", steps * 6);
+  const auto& terms = later.values<std::int64_t>("allan_terms", steps * 3);
+  const auto& series = later.values<double>("series", 2);
+  const auto& counts = later.values<std::uint64_t>("series_counts", 3);
+  const std::size_t points = later.array("trace_base").shape.at(0);
+  if (points > trace_.size()) {
+    throw InvalidArgument(
+        owner(name()) + ": a partial state with " + std::to_string(points) +
+        " trace samples (valid: at most trace_len + 1 = " + std::to_string(trace_.size()) + ")");
+  }
+  const auto& trace_base = later.values<std::int64_t>("trace_base", points);
+  const auto& trace_offset = later.values<double>("trace_offset", points);
+  const auto& trace_phase = later.values<double>("trace_phase", points);
+  const auto& trace_index = later.values<std::uint64_t>("trace_sample", points);
+
+  endSeries();  // the later range is a series of its own, as after a gap
+  // The later range's n-sample differences, taken against its reference period, moved to ours.
+  double shift = 0;
+  if (!std::isnan(series[0])) {
+    if (!has_reference_) {
+      reference_period_ = series[0];
+      has_reference_ = true;
+    }
+    shift = static_cast<double>(average_) * (series[0] - reference_period_);
+  }
+  for (std::size_t i = 0; i < steps; ++i) {
+    const double* step_sums = &sums[6 * i];
+    const std::int64_t* step_terms = &terms[3 * i];
+    sums_.merge(i, AllanSums::StepTotals{step_sums[0], step_sums[1], step_sums[2], step_terms[0],
+                                         step_terms[1], step_terms[2], step_sums[3],
+                                         step_sums[4] + static_cast<double>(steps_[i]) * shift,
+                                         step_sums[5]});
+  }
+  closed_span_ps_ += series[1];
+  closed_periods_ += counts[0];
+  samples_total_ += counts[1];
+  restarts_on_slip_ += counts[2];
+  for (std::size_t i = 0; i < points; ++i) {
+    trace_[i] =
+        TracePoint{SampleTime{trace_base[i], trace_offset[i]}, trace_phase[i], trace_index[i]};
+  }
+  trace_count_ = points;
+  trace_next_ = trace_.empty() ? 0 : points % trace_.size();
 }
 
 void FrequencyStability::collectResults(ResultSet& out) const {

@@ -17,12 +17,7 @@ void OctaveWelch::push(std::span<const double> samples) {
 void OctaveWelch::pushStage(std::size_t k, std::span<const double> samples) {
   if (samples.empty()) return;
   const std::size_t capacity = 2 * length_;
-  if (k == stages_.size()) {
-    auto stage = std::make_unique<Stage>();
-    stage->buffer = makeAlignedDoubles(capacity);
-    stage->power.assign(binCount(k), 0.0);
-    stages_.push_back(std::move(stage));
-  }
+  if (k == stages_.size()) addStage();
   Stage& stage = *stages_[k];
   std::size_t position = 0;
   while (position < samples.size()) {
@@ -51,6 +46,20 @@ void OctaveWelch::pushStage(std::size_t k, std::span<const double> samples) {
     stage.decimator.process(samples, stage.decimated);
     pushStage(k + 1, stage.decimated);
   }
+}
+
+void OctaveWelch::addStage() {
+  auto stage = std::make_unique<Stage>();
+  stage->buffer = makeAlignedDoubles(2 * length_);
+  stage->power.assign(binCount(stages_.size()), 0.0);
+  stages_.push_back(std::move(stage));
+}
+
+void OctaveWelch::mergeStage(std::size_t k, std::uint64_t segments, std::span<const double> power) {
+  while (stages_.size() <= k) addStage();
+  Stage& stage = *stages_[k];
+  for (std::size_t i = 0; i < stage.power.size(); ++i) stage.power[i] += power[i];
+  stage.segments += segments;
 }
 
 void OctaveWelch::restart() {

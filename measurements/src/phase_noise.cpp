@@ -197,13 +197,18 @@ void PhaseNoise::clearData() {
   active_ = false;
 }
 
-double PhaseNoise::meanPeriod(const Clock& clock) const {
+std::pair<timestamp_t, std::uint64_t> PhaseNoise::seriesSpans(const Clock& clock) {
   timestamp_t span = clock.closed_span;
   std::uint64_t periods = clock.closed_periods;
   if (clock.series_edges >= 2) {
     span += clock.series_last - clock.series_first;
     periods += clock.series_edges - 1;
   }
+  return {span, periods};
+}
+
+double PhaseNoise::meanPeriod(const Clock& clock) const {
+  const auto [span, periods] = seriesSpans(clock);
   return periods == 0 ? kNaN : static_cast<double>(span) / static_cast<double>(periods);
 }
 
@@ -238,6 +243,73 @@ std::vector<double> PhaseNoise::getIntegratedJitter(double lower, double upper) 
     jitter.push_back(spectrum.integratedJitter(lower, upper));
   }
   return jitter;
+}
+
+void PhaseNoise::savePartialState(ResultSet& out) const {
+  std::vector<std::int64_t> stages, spans;
+  std::vector<std::uint64_t> segments, periods, restarts;
+  std::vector<double> power;
+  for (const auto& clock : clocks_) {
+    const OctaveWelch& spectrum = clock->spectrum;
+    stages.push_back(static_cast<std::int64_t>(spectrum.stages()));
+    for (std::size_t k = 0; k < spectrum.stages(); ++k) {
+      segments.push_back(spectrum.stageSegments(k));
+      const std::vector<double>& stage_power = spectrum.stagePower(k);
+      power.insert(power.end(), stage_power.begin(), stage_power.end());
+    }
+    const auto [span, covered] = seriesSpans(*clock);
+    spans.push_back(span);
+    periods.push_back(covered);
+    restarts.push_back(clock->restarts_on_slip);
+  }
+  const std::vector<std::size_t> channels{clocks_.size()};
+  out.add("stages", "1", channels, std::move(stages), "octave stages per channel");
+  out.add("stage_segments", "1", {segments.size()}, std::move(segments),
+          "Welch segments of every stage, channel by channel");
+  out.add("stage_power", "ps^2", {power.size()}, std::move(power),
+          "summed periodograms of every stage's bins, channel by channel");
+  out.add("span", "ps", channels, std::move(spans), "summed spans of the series");
+  out.add("periods", "1", channels, std::move(periods), "edge periods the spans cover");
+  out.add("restarts_on_slip", "1", channels, std::move(restarts), "series restarted on a slip");
+}
+
+void PhaseNoise::mergePartial(const ResultSet& later) {
+  const std::size_t channels = clocks_.size();
+  const auto& stages = later.values<std::int64_t>("stages", channels);
+  std::size_t stage_count = 0;
+  std::size_t bins = 0;
+  for (const std::int64_t count : stages) {
+    if (count < 0 || count > static_cast<std::int64_t>(OctaveWelch::kMaxStages)) {
+      throw InvalidArgument("PhaseNoise '" + name() + "': a partial state with " +
+                            std::to_string(count) + " octave stages (valid: 0 to " +
+                            std::to_string(OctaveWelch::kMaxStages) + ")");
+    }
+    for (std::size_t k = 0; k < static_cast<std::size_t>(count); ++k) {
+      bins += clocks_.front()->spectrum.binCount(k);
+    }
+    stage_count += static_cast<std::size_t>(count);
+  }
+  const auto& segments = later.values<std::uint64_t>("stage_segments", stage_count);
+  const auto& power = later.values<double>("stage_power", bins);
+  const auto& spans = later.values<std::int64_t>("span", channels);
+  const auto& periods = later.values<std::uint64_t>("periods", channels);
+  const auto& restarts = later.values<std::uint64_t>("restarts_on_slip", channels);
+
+  endAllSeries();  // the later range starts series of its own, as after a gap
+  std::size_t stage = 0;
+  std::size_t bin = 0;
+  for (std::size_t c = 0; c < channels; ++c) {
+    Clock& clock = *clocks_[c];
+    for (std::size_t k = 0; k < static_cast<std::size_t>(stages[c]); ++k, ++stage) {
+      const std::size_t count = clock.spectrum.binCount(k);
+      clock.spectrum.mergeStage(k, segments[stage], {power.data() + bin, count});
+      bin += count;
+    }
+    clock.closed_span += spans[c];
+    clock.closed_periods += periods[c];
+    clock.restarts_on_slip += restarts[c];
+    if (clock.closed_periods > 0) setPeriod(clock, meanPeriod(clock));
+  }
 }
 
 void PhaseNoise::collectResults(ResultSet& out) const {

@@ -43,6 +43,23 @@ inline void feed(Measurement& measurement, const DrainedStream& stream,
   measurement.streamEnded();
 }
 
+// Counts [bounds[r], bounds[r + 1]) in one shard each, fed only the blocks around its range, and
+// merges the shards' states in order into a fresh measurement.
+inline std::unique_ptr<Measurement> mergeRanges(const MeasurementFactory& make,
+                                                const DrainedStream& stream,
+                                                const std::vector<timestamp_t>& bounds) {
+  auto merged = make();
+  for (std::size_t r = 0; r + 1 < bounds.size(); ++r) {
+    const auto shard = make();
+    shard->setShardPlan(
+        ShardPlan{.begin = bounds[r], .end = bounds[r + 1], .origin = stream.begin()});
+    const SplitSupport margins = *shard->splitSupport();
+    feed(*shard, stream, bounds[r] - margins.before, bounds[r + 1] + margins.after);
+    merged->mergePartialState(shard->getPartialState());
+  }
+  return merged;
+}
+
 inline void requireSameArrays(const ResultSet& expected, const ResultSet& actual) {
   REQUIRE(expected.arrays.size() == actual.arrays.size());
   for (std::size_t i = 0; i < expected.arrays.size(); ++i) {

@@ -23,10 +23,33 @@ TEST_CASE("Kinds that cannot split say so", "[split]") {
                         },
                         2),
                     Contains("cannot be split by time"));
-  // Their series (sample groups, Welch segments, reference period) run from a start that may
-  // lie anywhere before a range.
-  CHECK_FALSE(FrequencyStability("f", 2, {1, 2}, 10).splitSupport().has_value());
-  CHECK_FALSE(PhaseNoise("p", {2}).splitSupport().has_value());
+}
+
+TEST_CASE("Clock measurements split only into consecutive ranges", "[split]") {
+  // A range is a series of its own: chunks of interleaved shards would restart it every chunk.
+  for (const MeasurementFactory& make : std::vector<MeasurementFactory>{
+           [] {
+             return std::make_unique<FrequencyStability>("f", 2, std::vector<std::int64_t>{1, 2},
+                                                         10);
+           },
+           [] { return std::make_unique<PhaseNoise>("p", std::vector<channel_t>{2}); }}) {
+    const std::optional<SplitSupport> support = make()->splitSupport();
+    REQUIRE(support.has_value());
+    CHECK_FALSE(support->any_order);
+    CHECK(support->before == 0);
+    CHECK(support->after == 0);
+    CHECK_THROWS_WITH(ShardedMeasurement(make, 2), Contains("merge only in time order"));
+  }
+  // A partial state from other code: sizes are checked before anything changes.
+  FrequencyStability stability("f", 2, {1, 2}, 10, 5);
+  ResultSet state = stability.getPartialState();
+  std::get<std::vector<double>>(state.arrays.front().data).pop_back();
+  CHECK_THROWS_WITH(stability.mergePartialState(state), Contains("allan_sums"));
+  PhaseNoise noise("p", {2, 3});
+  ResultSet spectra = noise.getPartialState();
+  std::get<std::vector<std::int64_t>>(spectra.arrays.front().data)[1] = 41;
+  CHECK_THROWS_WITH(noise.mergePartialState(spectra),
+                    Contains("41 octave stages (valid: 0 to 40)"));
 }
 
 TEST_CASE("Counter splits into consecutive ranges on the bin grid of one pass", "[split]") {

@@ -40,23 +40,6 @@ std::vector<timestamp_t> cutPoints(const DrainedStream& stream, const SyntheticC
   return cuts;
 }
 
-// Counts [bounds[r], bounds[r + 1]) in one shard each, fed only the blocks around its range, and
-// merges the shards' states in order into a fresh measurement.
-std::unique_ptr<Measurement> mergeRanges(const MeasurementFactory& make,
-                                         const DrainedStream& stream,
-                                         const std::vector<timestamp_t>& bounds) {
-  auto merged = make();
-  for (std::size_t r = 0; r + 1 < bounds.size(); ++r) {
-    const auto shard = make();
-    shard->setShardPlan(
-        ShardPlan{.begin = bounds[r], .end = bounds[r + 1], .origin = stream.begin()});
-    const SplitSupport margins = *shard->splitSupport();
-    feed(*shard, stream, bounds[r] - margins.before, bounds[r + 1] + margins.after);
-    merged->mergePartialState(shard->getPartialState());
-  }
-  return merged;
-}
-
 // 6 ns in blocks of 500 ps, two channels: overflow intervals inside a bin of 1000 ps, from one
 // bin edge to another and across an edge, each ending with missed events.
 DrainedStream handMadeStream() {

@@ -12,7 +12,9 @@
 // how the samples are split between calls to add()). A series may be restarted (a gap in the
 // data): the sums carry on, and no difference spans the gap. The sums depend on differences
 // only, so a phase series may be shifted by any linear function of the sample index
-// (removeLinear) without changing them. Term counts are exact up to 2^53 samples.
+// (removeLinear) without changing them. Term counts are exact up to 2^53 samples. The totals
+// of a step carry to another AllanSums (merge): the sums of another part of the data, whose
+// series are its own, add as if that part followed a restart.
 #pragma once
 
 #include <cstddef>
@@ -43,6 +45,24 @@ class AllanSums {
   // Subtracts offset + slope * (j - k) from every stored sample j of the current series, k the
   // newest one; the phase the caller feeds next must follow the same shift.
   void removeLinear(double offset, double slope);
+
+  // The totals of one step. difference_*: count, mean and sum of squared deviations of
+  // x_{i+n} - x_i (Welford), which merge by the pairwise rule of Chan, Golub and LeVeque.
+  struct StepTotals {
+    double adev_sum = 0;
+    double mdev_sum = 0;
+    double hdev_sum = 0;
+    std::int64_t adev_terms = 0;
+    std::int64_t mdev_terms = 0;
+    std::int64_t hdev_terms = 0;
+    double difference_terms = 0;
+    double difference_mean = 0;
+    double difference_m2 = 0;
+  };
+  StepTotals totals(std::size_t step_index) const;
+  // Adds the totals of another part of the data to step `step_index`; its mean difference must
+  // be taken against the same reference as this one's. Call between series (after restart()).
+  void merge(std::size_t step_index, const StepTotals& other);
 
   // NaN where the data hold no term yet (a step too long for the series seen so far).
   Deviations deviations(std::size_t step_index, double tau) const;

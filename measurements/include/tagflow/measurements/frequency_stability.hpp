@@ -16,16 +16,18 @@
 // cover the last trace_len samples of the current series: their times, their phase from a
 // least-squares line, and the frequency of each sample interval.
 //
-// It does not split by time (no splitSupport()): which edges form a sample is counted from the
-// start of the series, which may lie anywhere before a range (a series runs until a gap), and
-// the phases accumulate against a reference period and an edge check taken from every earlier
-// series. A shard of a later range knows none of these, so it would have to hold all its edges
-// until the earlier state arrives; restarting the series at the range instead would give other
-// samples than one pass.
+// Splitting by time (docs/parallel.md): a range starts a series of its own, as a gap does, so
+// a split run equals one pass with an Error tag at every cut (the same samples and terms; the
+// phases of each range are taken against its own reference period, so sums agree to rounding).
+// Against one pass over the unbroken stream it loses, per cut, the terms that span it (up to
+// 3 max(steps) samples) and the partial group at the range's end, and the groups after a cut
+// begin at its first edge. Partial states (the sums, the spans behind the mean period, the
+// trace of the last series) merge in time order, the trace being the later range's.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "tagflow/core/measurement.hpp"
@@ -81,6 +83,8 @@ class FrequencyStability : public Measurement {
   std::optional<std::vector<channel_t>> inputChannels() const override {
     return std::vector<channel_t>{channel_};
   }
+  // Consecutive ranges without margins: each range is a series of its own.
+  std::optional<SplitSupport> splitSupport() const override { return SplitSupport{}; }
 
  protected:
   void processTimeTags(std::span<const Tag> tags) override;
@@ -90,6 +94,8 @@ class FrequencyStability : public Measurement {
   void onError(const Tag& tag) override;
   void clearData() override;
   void collectResults(ResultSet& out) const override;
+  void savePartialState(ResultSet& out) const override;
+  void mergePartial(const ResultSet& later) override;
 
  private:
   __extension__ using Accumulator = unsigned __int128;
@@ -118,6 +124,9 @@ class FrequencyStability : public Measurement {
   void reanchor();
   void restartSeries(timestamp_t time);
   void endSeries();
+  // The summed spans (ps) between the first and last sample of every series, the current one
+  // included, and the edge periods they cover: the mean period is their ratio.
+  std::pair<double, std::uint64_t> seriesSpans() const;
   double meanPeriodLocked() const;
   FrequencyStabilityData dataLocked(double input_frequency) const;
   void fillTraces(FrequencyStabilityData& data, double input_frequency) const;

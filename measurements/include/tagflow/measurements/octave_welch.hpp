@@ -7,9 +7,10 @@
 // also contributes its upper bins up to below Nyquist (L/8 < b < L/2). Stages are made as the
 // data reach them, at most kMaxStages (stage 39 sees its first sample after 2^39 inputs).
 // A restart (a gap in the stream) drops every partial segment and filter history and keeps the
-// accumulated spectra. Frequencies are in units of the input sample rate. A stage holds two
-// segments' worth of samples on a 64-byte boundary: the overlapping segments are read where they
-// lie, and only the last half segment moves to the front when the buffer is full.
+// accumulated spectra; the spectra of another stream (a part of the data with series of its own)
+// merge stage by stage (mergeStage). Frequencies are in units of the input sample rate. A stage
+// holds two segments' worth of samples on a 64-byte boundary: the overlapping segments are read
+// where they lie, and only the last half segment moves to the front when the buffer is full.
 #pragma once
 
 #include <cstddef>
@@ -45,6 +46,13 @@ class OctaveWelch {
   // Ascending frequency; only stages with at least one segment.
   std::vector<Point> spectrum() const;
   std::size_t stages() const { return stages_.size(); }
+  // What stage k has accumulated: its segments and the summed power of its binCount(k) bins.
+  std::uint64_t stageSegments(std::size_t k) const { return stages_[k]->segments; }
+  const std::vector<double>& stagePower(std::size_t k) const { return stages_[k]->power; }
+  std::size_t binCount(std::size_t k) const { return k == 0 ? 3 * length_ / 8 - 1 : length_ / 8; }
+  // Adds another stream's stage k (k < kMaxStages; `power` has binCount(k) values), making the
+  // stages up to it where this stream has not reached them.
+  void mergeStage(std::size_t k, std::uint64_t segments, std::span<const double> power);
 
  private:
   struct Stage {
@@ -58,8 +66,8 @@ class OctaveWelch {
   };
 
   void pushStage(std::size_t k, std::span<const double> samples);
+  void addStage();
   std::size_t firstBin() const { return length_ / 8 + 1; }
-  std::size_t binCount(std::size_t k) const { return k == 0 ? 3 * length_ / 8 - 1 : length_ / 8; }
 
   SegmentPeriodogram* periodogram_;
   std::size_t length_;

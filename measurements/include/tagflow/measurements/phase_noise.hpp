@@ -15,19 +15,21 @@
 // an Error, across an overflow interval, and when an edge interval differs from the
 // reference period by more than half of it (a missing or extra edge).
 //
-// It does not split by time (no splitSupport()): the Welch segments of every octave, and the
-// samples each half-band decimator pairs, are counted from the start of the series, which may
-// lie anywhere before a range (octave k repeats only every 2^k * 4 * samples_per_octave
-// edges), and the phases are taken against a period from every earlier series. A shard of a
-// later range knows neither, so it would have to hold all its edges until the earlier state
-// arrives; restarting the series at the range instead would drop the segments across each cut
-// and move every segment after it: another estimate than one pass's.
+// Splitting by time (docs/parallel.md): a range starts series of its own, as a gap does, so a
+// split run equals one pass with an Error tag at every cut (the same segments; each range takes
+// its phases against its own reference period, which the linear detrend removes, so spectra
+// agree to rounding). Against one pass over the unbroken stream, the segments of every octave
+// that would span a cut are lost and those after it begin at the cut: about one segment per
+// octave per cut fewer, 2^k * 4 * samples_per_octave edges each in octave k. Partial states
+// (per octave: segments and summed periodograms; the spans behind the carrier) merge in time
+// order.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "tagflow/core/measurement.hpp"
@@ -68,6 +70,8 @@ class PhaseNoise : public Measurement {
 
   const std::vector<channel_t>& channels() const { return times_.channels(); }
   std::optional<std::vector<channel_t>> inputChannels() const override { return channels(); }
+  // Consecutive ranges without margins: each range starts series of its own.
+  std::optional<SplitSupport> splitSupport() const override { return SplitSupport{}; }
 
  protected:
   void processTimeTags(std::span<const Tag> tags) override;
@@ -77,6 +81,8 @@ class PhaseNoise : public Measurement {
   void onError(const Tag& tag) override;
   void clearData() override;
   void collectResults(ResultSet& out) const override;
+  void savePartialState(ResultSet& out) const override;
+  void mergePartial(const ResultSet& later) override;
 
  private:
   struct Clock {
@@ -109,6 +115,9 @@ class PhaseNoise : public Measurement {
   void setPeriod(Clock& clock, double period);
   void endSeries(Clock& clock);
   void endAllSeries();
+  // The summed spans (ps) of every series, the current one included, and the edge periods
+  // they cover: the mean period is their ratio.
+  static std::pair<timestamp_t, std::uint64_t> seriesSpans(const Clock& clock);
   double meanPeriod(const Clock& clock) const;
   PhaseNoiseSpectrum spectrumOf(const Clock& clock) const;
 
