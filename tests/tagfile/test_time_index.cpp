@@ -134,6 +134,20 @@ TEST_CASE("A set cut while recording has no index: seeking says so and moves not
   CHECK(test::drain(early).begin() == recording.blocks[2].begin);
 }
 
+TEST_CASE("Seeking a tag file whose stream has begun names the file and what is valid",
+          "[tagfile]") {
+  test::TempDir dir;
+  const Recording recording = record(dir);
+  FileReader source(recording.path);
+  BlockBuffer buffer;
+  REQUIRE(source.next(buffer));
+  CHECK_THROWS_AS(source.seekTo(recording.blocks[3].begin), InvalidArgument);
+  CHECK_THROWS_WITH(source.seekTo(recording.blocks[3].begin),
+                    Catch::Matchers::Contains(recording.path) &&
+                        Catch::Matchers::Contains("after its stream has begun (valid: before the "
+                                                  "first block"));
+}
+
 TEST_CASE("A damaged time index is an error naming the file and the index", "[tagfile]") {
   test::TempDir dir;
   const Recording recording = record(dir);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <stdexcept>
 #include <thread>
 
 #include "tagflow/core/error.hpp"
@@ -108,7 +107,11 @@ std::optional<StreamSpan> FileReader::timeSpan() {
 }
 
 bool FileReader::seekTo(timestamp_t time) {
-  if (started_) throw std::logic_error("FileReader::seekTo after the first block");
+  if (started_) {
+    throw InvalidArgument("tag file " + path_ + ": cannot seek to " + std::to_string(time) +
+                          " ps after its stream has begun (valid: before the first block; a "
+                          "source streams once, open it again for another range)");
+  }
   std::unique_ptr<TagFileReader> part = std::make_unique<TagFileReader>(path_);
   for (;;) {
     const std::optional<PartIndex> index = part->readIndex();

@@ -39,7 +39,8 @@ class FileReader : public Source {
   std::string describe() const override;
   // From the time indexes of the set's parts (the last bytes of each): nullopt when a part has
   // none. seekTo() walks the parts' indexes and starts at the tags record holding `time`
-  // (markers before it are skipped); false, and nothing moved, without indexes.
+  // (markers before it are skipped); false, and nothing moved, without indexes. Only before
+  // the first block: afterwards InvalidArgument (a second range run needs a new reader).
   std::optional<StreamSpan> timeSpan() override;
   bool seekTo(timestamp_t time) override;
   bool startsInOverflow() const override { return starts_in_overflow_; }
