@@ -1,5 +1,6 @@
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
@@ -31,6 +32,8 @@ DistributedRun::DistributedRun() {
   joined_ = true;
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  local_size_ = local != nullptr ? std::max(1, std::atoi(local)) : size_;
 }
 
 DistributedRun::~DistributedRun() {

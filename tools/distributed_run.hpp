@@ -22,6 +22,8 @@ class DistributedRun {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // The ranks on this machine (mpirun says so; the job's size when it does not).
+  int localSize() const { return local_size_; }
   // Rank 0 receives every rank's bytes, in rank order; the other ranks get nothing back.
   std::vector<std::vector<std::uint8_t>> gatherAtRoot(std::span<const std::uint8_t> bytes) const;
   // Ends the processes of every rank: an error on one must not leave the others waiting.
@@ -30,6 +32,7 @@ class DistributedRun {
  private:
   int rank_ = 0;
   int size_ = 1;
+  int local_size_ = 1;
   bool joined_ = false;
 };
 

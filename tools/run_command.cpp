@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -127,6 +128,20 @@ Profile runShareOfRanks(const DistributedRun& distributed, const RunConfig& conf
   return combined;
 }
 
+// mpirun binds each rank to one core by default, which leaves a rank's graph one thread even
+// where the machine has cores to spare: say how to give them to the ranks.
+void printBindingHint(const DistributedRun& distributed, int threads) {
+  cpu_set_t allowed;
+  if (threads > 0 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const int usable = CPU_COUNT(&allowed);
+  if (usable > 1 || cores <= distributed.localSize()) return;
+  std::cout << "note: rank 0 may use " << usable << " of this machine's " << cores
+            << " cores (mpirun binds each rank to one core by default); `mpirun --bind-to none`"
+            << " or `--map-by slot:PE=" << cores / distributed.localSize() << "` gives each of the "
+            << distributed.localSize() << " ranks here more\n";
+}
+
 int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   const bool distributed_run = distributed.size() > 1;
   const bool speaks = distributed.rank() == 0;
@@ -156,6 +171,7 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
       std::cout << " for " << config.duration_ps * 1e-12 << " s of stream time";
     if (distributed_run) std::cout << " over " << distributed.size() << " MPI ranks";
     std::cout << std::endl;
+    if (distributed_run) printBindingHint(distributed, config.threads);
   }
   const auto collect = [&] {
     std::vector<ResultSet> results;
