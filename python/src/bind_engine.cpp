@@ -80,7 +80,16 @@ py::list schemaKeys(const ParameterSchema& schema) {
 
 void bindEngine(py::module_& module) {
   py::class_<Source>(module, "Source", "a stream of time-ordered blocks of tags")
-      .def("describe", &Source::describe);
+      .def("describe", &Source::describe)
+      .def(
+          "timeSpan",
+          [](Source& source) -> py::object {
+            const std::optional<StreamSpan> span = source.timeSpan();
+            if (!span) return py::none();
+            return py::make_tuple(span->begin, span->end);
+          },
+          "(begin, end) of the stream in ps when the source knows it without reading (a tag "
+          "file with its time index, memory), else None");
   module.def("make_source", &makeSourceFrom, py::arg("kind"), py::arg("kwargs"),
              "a source of `kind` (synthetic, raw, tagfile, udp, ptu, file, ...) from its keys");
   module.def("memory_source", &memorySource, py::arg("times"), py::arg("channels"),
@@ -101,6 +110,10 @@ void bindEngine(py::module_& module) {
            "wait for the run to end; its profile, or None on timeout")
       .def("run", &PythonGraph::run, py::arg("duration_ps") = -1,
            "run and wait; Ctrl-C stops the run cleanly and keeps the data")
+      .def("runRange", &PythonGraph::runRange, py::arg("begin"), py::arg("end"),
+           py::arg("origin") = ShardPlan::kStreamStart,
+           "count only stream time [begin, end) ps (docs/parallel.md): the source seeks there "
+           "when it can; the measurements' getPartialState() then merge in time order")
       .def("stop", &PythonGraph::stop, "end the run after the block being produced")
       .def("isRunning", &PythonGraph::isRunning)
       .def("profile", &PythonGraph::profile, "the profile of the last run, as plain data")

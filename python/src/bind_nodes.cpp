@@ -116,7 +116,52 @@ void bindMeasurements(py::module_& module) {
           [](const Measurement& m) {
             return resultsToDict(released([&] { return m.getResults(); }));
           },
-          "every result array, named as in the HDF5 file");
+          "every result array, named as in the HDF5 file")
+      .def(
+          "getPartialState",
+          [](const Measurement& m) {
+            const std::vector<std::uint8_t> bytes =
+                released([&] { return encodeResultSets({m.getPartialState()}); });
+            return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+          },
+          "what this measurement counted, as bytes (for another process): merge it into the "
+          "same measurement of another range with mergePartialState()")
+      .def(
+          "mergePartialState",
+          [](Measurement& m, const py::bytes& state) {
+            const std::string bytes = state;
+            released([&] {
+              const std::vector<ResultSet> states = decodeResultSets(std::span(
+                  reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+              if (states.size() != 1) {
+                throw InvalidArgument(m.kind() + " '" + m.name() + "': a partial state holds " +
+                                      std::to_string(states.size()) +
+                                      " measurements (valid: 1, from getPartialState())");
+              }
+              m.mergePartialState(states.front());
+              return 0;
+            });
+          },
+          py::arg("state"),
+          "add the partial state of the range right after this one's (any range for the kinds "
+          "that merge in any order)");
+
+  py::class_<ShardedMeasurement, Measurement>(module, "ShardedMeasurement")
+      .def(py::init([](const std::string& kind, const std::string& name, const py::dict& kwargs,
+                       int parallel) {
+             const Parameters parameters = parametersFrom(kwargs);
+             return std::make_unique<ShardedMeasurement>(
+                 [kind, name, parameters] {
+                   return makeNode(allMeasurementKinds(), kind, name, parameters, "measurement");
+                 },
+                 parallel);
+           }),
+           py::arg("kind"), py::arg("name"), py::arg("kwargs"), py::arg("parallel"))
+      .def_property_readonly("parallel", &ShardedMeasurement::shardCount)
+      .def(
+          "merged",
+          [](const ShardedMeasurement& m) { return released([&] { return m.merged(); }); },
+          "a fresh measurement of the kind holding every shard's counts");
 
   measurementClass<Counter>(module, "Counter")
       .def(

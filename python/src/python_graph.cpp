@@ -131,6 +131,13 @@ py::object PythonGraph::run(timestamp_t duration_ps) {
   return wait(-1);
 }
 
+py::object PythonGraph::runRange(timestamp_t begin, timestamp_t end, timestamp_t origin) {
+  if (running_) throw InvalidArgument("the graph is already running");
+  running_ = std::async(std::launch::async,
+                        [this, begin, end, origin] { return graph_->runRange(begin, end, origin); });
+  return wait(-1);
+}
+
 void PythonGraph::stop() {
   graph_->requestStop();
 }

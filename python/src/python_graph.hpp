@@ -40,6 +40,8 @@ class PythonGraph {
   py::object wait(double timeout_s);
   // start() then wait().
   py::object run(timestamp_t duration_ps);
+  // MeasurementGraph::runRange() in the background, then wait().
+  py::object runRange(timestamp_t begin, timestamp_t end, timestamp_t origin);
   void stop();
   bool isRunning() const;
   // The profile of the last run that ended, as a dict; None before the first.

@@ -44,13 +44,57 @@ def _arguments(kind, keys, args, kwargs):
     return kwargs
 
 
-def _node_class(base, keys, summary, help_text, add):
-    def __init__(self, graph, *args, name=None, **kwargs):
-        base.__init__(self, graph._unique_name(base.__name__, name),
-                      _arguments(base.__name__, keys, args, kwargs))
-        getattr(graph, add)(self)
+# What a sharded measurement's object answers itself; every other get...() reads a fresh merge
+# of its shards.
+_SHARDED_OWN = ("start", "startFor", "stop", "clear", "isRunning", "waitUntilFinished",
+                "getCaptureDuration", "getOverflowCount", "getResults", "getPartialState",
+                "mergePartialState")
+_sharded_views = {}
 
-    doc = f"{summary}\n\n{base.__name__}(graph, {', '.join(keys)}, name=None)\n\n{help_text}"
+
+def _sharded_view(cls):
+    """The class of a measurement run as parallel shards: the object keeps its kind's getters,
+    which read the shards merged at the moment of the call (a consistent snapshot)."""
+    if cls in _sharded_views:
+        return _sharded_views[cls]
+
+    def own(name):
+        return lambda self, *args, **kwargs: getattr(self._sharded, name)(*args, **kwargs)
+
+    def merged(name):
+        return lambda self, *args, **kwargs: getattr(self._sharded.merged(), name)(*args, **kwargs)
+
+    methods = {name: own(name) for name in _SHARDED_OWN}
+    for name in dir(cls):
+        if name.startswith("get") and name not in methods:
+            methods[name] = merged(name)
+    methods["parallel"] = property(lambda self: self._sharded.parallel)
+    view = type(cls.__name__, (cls,), dict(methods, __module__=__name__, __doc__=cls.__doc__))
+    _sharded_views[cls] = view
+    return view
+
+
+def _node_class(base, keys, summary, help_text, add):
+    def __init__(self, graph, *args, name=None, parallel=1, **kwargs):
+        name = graph._unique_name(base.__name__, name)
+        kwargs = _arguments(base.__name__, keys, args, kwargs)
+        if parallel != 1 and add != "_add_measurement":
+            raise TypeError(f"{base.__name__}() got an unexpected keyword argument 'parallel'")
+        base.__init__(self, name, kwargs)
+        if parallel == 1:
+            getattr(graph, add)(self)
+            return
+        # N copies on N cores over interleaved chunks of the stream (docs/parallel.md); this
+        # object stays the kind's, its counts those of every shard.
+        self._sharded = _core.ShardedMeasurement(base.__name__, name, kwargs, parallel)
+        self.__class__ = _sharded_view(type(self))
+        getattr(graph, add)(self._sharded)
+
+    signature = ", ".join(keys) + (", parallel=1" if add == "_add_measurement" else "")
+    doc = f"{summary}\n\n{base.__name__}(graph, {signature}, name=None)\n\n{help_text}"
+    if add == "_add_measurement":
+        doc += ("\n\nparallel=N runs it as N shards on N cores (the kinds whose counts are sums: "
+                "Countrate, Correlation, HistogramLogBins without gates); N = 1 is one node.")
     return type(base.__name__, (base,), {"__init__": __init__, "__doc__": doc,
                                           "__module__": __name__})
 
