@@ -71,6 +71,11 @@ EventGenerator::EventGenerator(std::string name, channel_t trigger,
   }
 }
 
+std::optional<timestamp_t> EventGenerator::lookBack() const {
+  if (divider_ > 1) return std::nullopt;
+  return pattern_.back();
+}
+
 std::vector<channel_t> EventGenerator::inputChannels() const {
   if (stop_ == CHANNEL_UNUSED) return {trigger_};
   return {trigger_, stop_};

@@ -606,14 +606,19 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp
     if (const std::optional<StreamSpan> span = source_.timeSpan()) origin = span->begin;
   }
   SplitSupport widest;
+  // The virtual channels start this much before the measurements' margins, so that their
+  // output there is one pass's; summed, as channels may read each other's output.
+  timestamp_t channels_look_back = 0;
   {
     std::lock_guard lock(mutex_);
-    // A virtual channel's output at the range's start depends on input before it that a
-    // range run does not read.
-    if (!channels_.empty()) {
-      throw InvalidArgument(labelOf(*channels_.front()) +
-                            ": a time range cannot be run through virtual channels (their state "
-                            "at the range's start depends on the stream before it)");
+    for (const VirtualChannel* channel : channels_) {
+      const std::optional<timestamp_t> look_back = channel->lookBack();
+      if (!look_back) {
+        throw InvalidArgument(labelOf(*channel) +
+                              ": a time range cannot be run through it (its output at the "
+                              "range's start depends on the whole stream before it)");
+      }
+      channels_look_back += *look_back;
     }
     for (Measurement* measurement : measurements_) {
       for (Measurement* node : measurement->graphNodes()) {
@@ -637,7 +642,7 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp
       }
     }
   }
-  const timestamp_t from = begin - widest.before;
+  const timestamp_t from = begin - widest.before - channels_look_back;
   source_.seekTo(from);
   stop_requested_.store(false, std::memory_order_relaxed);
   return runStream(-1, StreamSpan{from, end + widest.after});

@@ -2,8 +2,9 @@
 # Distributed runs: a recording of three parts with an overflow interval, analysed by
 # `tagflow run` alone, by `mpirun -n 2` and by `mpirun -n 4 --oversubscribe` (each rank seeks
 # to its share of the time range through the parts' time indexes), gives results files whose
-# measurement datasets and attributes are identical (Countrate, Counter, HistogramLogBins, and
-# a Correlation run as two shards on each rank); the profile holds every rank's nodes.
+# measurement datasets and attributes are identical (Countrate, also of two virtual channels
+# with a 3 ms look-back, Counter, HistogramLogBins, and a Correlation run as two shards on each
+# rank); the profile holds every rank's nodes.
 # FrequencyStability and PhaseNoise agree with one pass within what the cut changes. A source
 # that cannot seek and a measurement that cannot split are refused by name.
 # Usage: test_mpi_cli.sh PATH/TO/tagflow PATH/TO/mpiexec
@@ -56,10 +57,20 @@ channels = [1, 2, 3]
 max_file_size = 2_000_000
 TOML
 
-measurements='[[measurement]]
+measurements='[[channel]]
+kind = "DelayedChannel"
+name = "late"
+input_channel = 1
+delay = 3_000_000_000
+[[channel]]
+kind = "Coincidence"
+name = "pair"
+channels = ["late", 2]
+coincidence_window = 3_000_000_000
+[[measurement]]
 kind = "Countrate"
 name = "rate"
-channels = [1, 2, 3]
+channels = [1, 2, 3, "late", "pair"]
 [[measurement]]
 kind = "Counter"
 name = "counter"

@@ -35,6 +35,8 @@ class Coincidences : public VirtualChannel {
                CoincidenceTimestamp timestamp = CoincidenceTimestamp::Last);
 
   std::vector<channel_t> inputChannels() const override { return index_.channels(); }
+  // A coincidence stamped at t has every tag within the window before it.
+  std::optional<timestamp_t> lookBack() const override { return window_; }
 
  protected:
   Coincidences(const ParameterSchema& schema, std::string name,

@@ -23,6 +23,8 @@ class ConstantFractionDiscriminator : public VirtualChannel {
                                 timestamp_t search_window);
 
   std::vector<channel_t> inputChannels() const override;
+  // A pulse's mean lies at most half the search window after its rising edge.
+  std::optional<timestamp_t> lookBack() const override { return search_window_; }
 
  protected:
   std::size_t transcribeRoom(const TagBlock& block) const override {

@@ -22,6 +22,8 @@ class EventGenerator : public VirtualChannel {
                  channel_t stop_channel = CHANNEL_UNUSED);
 
   std::vector<channel_t> inputChannels() const override;
+  // The pattern's last offset; nullopt with a divider above 1, whose count runs from the start.
+  std::optional<timestamp_t> lookBack() const override;
 
  protected:
   std::size_t transcribeRoom(const TagBlock& block) const override;

@@ -99,7 +99,9 @@ class MeasurementGraph {
   // passed `end` plus the widest margin after. The partial states of consecutive ranges merge
   // in order into the results of one pass. `origin` is where one pass over the whole stream
   // starts (grids of time bins align to it); by default the source's Source::timeSpan() tells.
-  // Throws InvalidArgument naming a measurement that cannot split.
+  // Virtual channels start their look-back earlier (VirtualChannel::lookBack()). Throws
+  // InvalidArgument naming a measurement that cannot split or a virtual channel whose output
+  // depends on the whole past.
   Profile runRange(timestamp_t begin, timestamp_t end,
                    timestamp_t origin = ShardPlan::kStreamStart);
   // Ends the run after the block being produced now, and asks the source to stop waiting for

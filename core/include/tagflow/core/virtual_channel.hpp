@@ -51,6 +51,11 @@ class VirtualChannel {
   // The channels this node reads; the graph checks that each is produced upstream.
   virtual std::vector<channel_t> inputChannels() const = 0;
 
+  // Stream time L such that, started fresh at any time s, this node's output from s + L on is
+  // the output of one pass over the whole stream (a time range run starts it L earlier,
+  // docs/parallel.md). nullopt (the default) when its state may depend on the whole past.
+  virtual std::optional<timestamp_t> lookBack() const { return std::nullopt; }
+
   // The first (or only) output channel; throws until the node is added to a graph.
   channel_t getChannel() const;
   std::vector<channel_t> getChannels() const;
