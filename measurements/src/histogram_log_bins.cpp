@@ -116,6 +116,7 @@ HistogramLogBins::HistogramLogBins(std::string name, channel_t click_channel,
   counts_.assign(edges_.size() - 1, 0);
   click_gate_.reset();
   start_gate_.reset();
+  assumed_ = gateStates();
 }
 
 std::optional<std::vector<channel_t>> HistogramLogBins::inputChannels() const {
@@ -173,6 +174,10 @@ void HistogramLogBins::pairClicks(std::span<const timestamp_t> clicks) {
 void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {
   if (click_gate_.gate || start_gate_.gate) {
     processGated(tags);
+    for (Alternative& alternative : alternatives_) {
+      if (alternative.copy) alternative.copy->processGated(tags);
+    }
+    foldAgreeingAlternatives();
     return;
   }
   // No gates: the order between starts and clicks is fixed by their times alone, so split the
@@ -200,6 +205,7 @@ void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {
 void HistogramLogBins::processGated(std::span<const Tag> tags) {
   for (const Tag& tag : tags) {
     prefetchAhead(&tag);
+    takeGateSnapshot(tag.time);
     const channel_t channel = tag.channel;
     if (channel == click_channel_) handleClick(tag.time);
     if (channel == start_channel_ && start_gate_.open) {
@@ -213,8 +219,60 @@ void HistogramLogBins::processGated(std::span<const Tag> tags) {
 }
 
 std::optional<SplitSupport> HistogramLogBins::splitSupport() const {
-  if (click_gate_.gate || start_gate_.gate) return std::nullopt;
-  return SplitSupport{.before = span_, .after = 0, .any_order = true};
+  // Gated: which combination of a later range counts is known only from the range before it.
+  const bool gated = click_gate_.gate || start_gate_.gate;
+  return SplitSupport{.before = span_, .after = 0, .any_order = !gated};
+}
+
+std::array<std::int64_t, 4> HistogramLogBins::sums() const {
+  return {accumulation_start_, accumulation_click_, static_cast<std::int64_t>(n_start_),
+          static_cast<std::int64_t>(n_click_)};
+}
+
+void HistogramLogBins::followAlternatives() {
+  assumed_ = gateStates();
+  const auto states = [](const GateState& gate) {
+    return gate.gate ? std::vector<bool>{gate.open, !gate.open} : std::vector<bool>{true};
+  };
+  for (const bool click_open : states(click_gate_)) {
+    for (const bool start_open : states(start_gate_)) {
+      if (GateStates{click_open, start_open} == assumed_) continue;
+      Alternative alternative{{click_open, start_open}, nullptr, {}, sums(), std::nullopt};
+      alternative.copy = std::make_unique<HistogramLogBins>(
+          name(), click_channel_, start_channel_, parameters().getDouble("exp_start"),
+          parameters().getDouble("exp_stop"), parameters().getInt("n_bins"), click_gate_.gate,
+          start_gate_.gate);
+      HistogramLogBins& copy = *alternative.copy;
+      copy.last_time_ = last_time_;
+      copy.accumulate_from_ = accumulate_from_;
+      copy.click_gate_.open = click_open;
+      copy.start_gate_.open = start_open;
+      copy.snapshot_at_ = snapshot_at_;
+      alternative.count_offsets.assign(counts_.begin(), counts_.end());
+      alternatives_.push_back(std::move(alternative));
+    }
+  }
+}
+
+// A copy whose gates and starts equal this histogram's goes on exactly as this one does: only
+// the difference of their sums is kept.
+void HistogramLogBins::foldAgreeingAlternatives() {
+  for (Alternative& alternative : alternatives_) {
+    const HistogramLogBins* copy = alternative.copy.get();
+    if (copy == nullptr || copy->click_gate_.open != click_gate_.open ||
+        copy->start_gate_.open != start_gate_.open ||
+        !std::ranges::equal(copy->starts_.times(), starts_.times())) {
+      continue;
+    }
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      alternative.count_offsets[i] +=
+          static_cast<std::int64_t>(copy->counts_[i]) - static_cast<std::int64_t>(counts_[i]);
+    }
+    const std::array<std::int64_t, 4> own = sums(), other = copy->sums();
+    for (std::size_t i = 0; i < own.size(); ++i) alternative.sum_offsets[i] += other[i] - own[i];
+    alternative.snapshot = copy->gates_at_snapshot_;
+    alternative.copy.reset();
+  }
 }
 
 // The capture of a shard starts one span before its range, so the exposure (clicks count from
@@ -226,24 +284,51 @@ void HistogramLogBins::processLeadIn(std::span<const Tag> tags) {
 
 void HistogramLogBins::advanceTime(timestamp_t time) {
   accrue(time);
+  takeGateSnapshot(time);
+  for (Alternative& alternative : alternatives_) {
+    if (alternative.copy) alternative.copy->advanceTime(time);
+  }
 }
 
-void HistogramLogBins::onCaptureStart(timestamp_t time, bool) {
+void HistogramLogBins::onCaptureStart(timestamp_t time, bool fresh) {
   last_time_ = time;
   restartExposure(time);
+  for (Alternative& alternative : alternatives_) {
+    if (alternative.copy) alternative.copy->onCaptureStart(time, fresh);
+  }
+  foldAgreeingAlternatives();
+  if (!fresh || !(click_gate_.gate || start_gate_.gate)) return;
+  // Where the next range's capture starts, one span before this one's end.
+  snapshot_at_ = countedEnd() == std::numeric_limits<timestamp_t>::max()
+                     ? countedEnd()
+                     : std::max(countedEnd() - span_, time);
+  gates_at_snapshot_.reset();
+  // One pass would have read the stream before here: the gates' states are not known.
+  if (startsMidStream()) followAlternatives();
 }
 
-void HistogramLogBins::onOverflowBegin(const Tag&) {
+void HistogramLogBins::onOverflowBegin(const Tag& tag) {
   starts_.clear();
   accumulate_from_ = kNever;
+  for (Alternative& alternative : alternatives_) {
+    if (alternative.copy) alternative.copy->onOverflowBegin(tag);
+  }
 }
 
 void HistogramLogBins::onOverflowEnd(const Tag& tag) {
   restartExposure(tag.time);
+  for (Alternative& alternative : alternatives_) {
+    if (alternative.copy) alternative.copy->onOverflowEnd(tag);
+  }
+  foldAgreeingAlternatives();
 }
 
 void HistogramLogBins::onError(const Tag& tag) {
   restartExposure(tag.time);
+  for (Alternative& alternative : alternatives_) {
+    if (alternative.copy) alternative.copy->onError(tag);
+  }
+  foldAgreeingAlternatives();
 }
 
 void HistogramLogBins::clearData() {
@@ -251,6 +336,11 @@ void HistogramLogBins::clearData() {
   starts_.clear();
   accumulation_start_ = accumulation_click_ = 0;
   n_start_ = n_click_ = 0;
+  for (Alternative& alternative : alternatives_) {
+    if (alternative.copy) alternative.copy->clearData();
+    std::fill(alternative.count_offsets.begin(), alternative.count_offsets.end(), 0);
+    alternative.sum_offsets = {};
+  }
 }
 
 std::vector<std::uint64_t> HistogramLogBins::getData() const {
@@ -296,23 +386,67 @@ timestamp_t HistogramLogBins::getAccumulationTimeClick() const {
   return accumulation_click_;
 }
 
+// One row per combination of the gates' states at the range's start (one row without gates,
+// or in a range whose start is known): the states assumed, the states at the range's end, and
+// what the range counted under them.
 void HistogramLogBins::savePartialState(ResultSet& out) const {
-  out.add("counts", "counts", {counts_.size()}, counts_, "start-click pairs per bin");
-  out.add("sums", "", {4},
-          std::vector<std::int64_t>{accumulation_start_, accumulation_click_,
-                                    static_cast<std::int64_t>(n_start_),
-                                    static_cast<std::int64_t>(n_click_)},
+  const std::size_t bins = counts_.size();
+  const GateStates next = gatesForNextRange();
+  std::vector<std::int64_t> gates{assumed_[0], assumed_[1], next[0], next[1]};
+  std::vector<std::uint64_t> counts(counts_);
+  const std::array<std::int64_t, 4> own_sums = sums();
+  std::vector<std::int64_t> sums_out(own_sums.begin(), own_sums.end());
+  for (const Alternative& alternative : alternatives_) {
+    const HistogramLogBins& state = alternative.copy ? *alternative.copy : *this;
+    const GateStates alternative_next =
+        alternative.copy ? state.gatesForNextRange() : alternative.snapshot.value_or(next);
+    gates.insert(gates.end(), {alternative.assumed[0], alternative.assumed[1], alternative_next[0],
+                               alternative_next[1]});
+    for (std::size_t i = 0; i < bins; ++i) {
+      counts.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(state.counts_[i]) +
+                                                  alternative.count_offsets[i]));
+    }
+    const std::array<std::int64_t, 4> state_sums = state.sums();
+    for (std::size_t i = 0; i < 4; ++i)
+      sums_out.push_back(state_sums[i] + alternative.sum_offsets[i]);
+  }
+  const std::size_t rows = 1 + alternatives_.size();
+  out.add("gates", "1", {rows, 4}, std::move(gates),
+          "per combination: click and start gate open at the capture start (assumed), and one "
+          "span before the range's end");
+  out.add("counts", "counts", {rows, bins}, std::move(counts), "start-click pairs per bin");
+  out.add("sums", "", {rows, 4}, std::move(sums_out),
           "accumulation time start, click (ps); starts, clicks counted");
 }
 
 void HistogramLogBins::mergePartial(const ResultSet& later) {
-  const auto& counts = later.values<std::uint64_t>("counts", counts_.size());
-  for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += counts[i];
-  const auto& sums = later.values<std::int64_t>("sums", 4);
-  accumulation_start_ += sums[0];
-  accumulation_click_ += sums[1];
-  n_start_ += static_cast<std::uint64_t>(sums[2]);
-  n_click_ += static_cast<std::uint64_t>(sums[3]);
+  const std::string who = "HistogramLogBins '" + name() + "'";
+  if (!alternatives_.empty()) {
+    throw InvalidArgument(who +
+                          ": its range does not know its gates' states at its start, so "
+                          "it cannot take the next range (merge in time order into the "
+                          "first range's histogram)");
+  }
+  const std::size_t bins = counts_.size();
+  const std::size_t rows = later.array("gates").shape.at(0);
+  const auto& gates = later.values<std::int64_t>("gates", rows * 4);
+  const auto& counts = later.values<std::uint64_t>("counts", rows * bins);
+  const auto& sums = later.values<std::int64_t>("sums", rows * 4);
+  // The combination the later range assumed where this one leaves the gates for it.
+  const GateStates key = gatesForNextRange();
+  std::size_t row = 0;
+  while (row < rows && (gates[4 * row] != key[0] || gates[4 * row + 1] != key[1])) ++row;
+  if (row == rows) {
+    throw InvalidArgument(who + ": the later range has no counts for gates " +
+                          (key[0] ? "open" : "closed") + "/" + (key[1] ? "open" : "closed") +
+                          " at its start");
+  }
+  for (std::size_t i = 0; i < bins; ++i) counts_[i] += counts[row * bins + i];
+  accumulation_start_ += sums[4 * row];
+  accumulation_click_ += sums[4 * row + 1];
+  n_start_ += static_cast<std::uint64_t>(sums[4 * row + 2]);
+  n_click_ += static_cast<std::uint64_t>(sums[4 * row + 3]);
+  gates_at_snapshot_ = GateStates{gates[4 * row + 2] != 0, gates[4 * row + 3] != 0};
 }
 
 void HistogramLogBins::collectResults(ResultSet& out) const {

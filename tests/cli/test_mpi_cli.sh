@@ -3,8 +3,8 @@
 # `tagflow run` alone, by `mpirun -n 2` and by `mpirun -n 4 --oversubscribe` (each rank seeks
 # to its share of the time range through the parts' time indexes), gives results files whose
 # measurement datasets and attributes are identical (Countrate, also of two virtual channels
-# with a 3 ms look-back, Counter, HistogramLogBins, and a Correlation run as two shards on each
-# rank); the profile holds every rank's nodes.
+# with a 3 ms look-back, Counter, HistogramLogBins with and without gates, and a Correlation run
+# as two shards on each rank); the profile holds every rank's nodes.
 # FrequencyStability and PhaseNoise agree with one pass within what the cut changes. A source
 # that cannot seek and a measurement that cannot split are refused by name.
 # Usage: test_mpi_cli.sh PATH/TO/tagflow PATH/TO/mpiexec
@@ -92,7 +92,17 @@ click_channel = 2
 start_channel = 1
 exp_start = -11
 exp_stop = -6
-n_bins = 100'
+n_bins = 100
+[[measurement]]
+kind = "HistogramLogBins"
+name = "hlb_gated"
+click_channel = 2
+start_channel = 1
+exp_start = -11
+exp_stop = -6
+n_bins = 100
+click_gate = [3, 1, 0]
+start_gate = [1, 3, 1]'
 
 cat >analyse.toml <<TOML
 [run]
@@ -127,7 +137,7 @@ import numpy as np
 def contents(path):
     datasets, attributes = {}, {}
     with h5py.File(path, "r") as f:
-        for group in ("rate", "counter", "g2", "hlb"):
+        for group in ("rate", "counter", "g2", "hlb", "hlb_gated"):
             attributes[group] = {k: v for k, v in f[group].attrs.items() if k != "running"}
             for name, item in f[group].items():
                 datasets[group + "/" + name] = item[()]
@@ -147,7 +157,7 @@ for group, attributes in one_attributes.items():
 expected = 2 if "two" in sys.argv[1] else 4
 if ranks != {f"rank {r}" for r in range(expected)}:
     print("profile ranks", ranks); ok = False
-if one["counter/data"].sum() == 0 or one["g2/data"].sum() == 0 or one_attributes["g2"]["overflow_count"] != 1:
+if one["counter/data"].sum() == 0 or one["g2/data"].sum() == 0 or one["hlb_gated/data"].sum() == 0 or one_attributes["g2"]["overflow_count"] != 1:
     print("the reference run counted nothing"); ok = False
 sys.exit(0 if ok else 1)
 PY

@@ -68,6 +68,28 @@ inline std::vector<SplitKind> timeOrderKinds() {
        }},
       {"Counter, one bin kept",
        [] { return std::make_unique<Counter>("m", std::vector<channel_t>{1}, 1'000'003, 1); }},
+      // A later range does not know its gates' states at its start (below: gates on busy
+      // channels, a gate that opens once and stays open, one that never moves).
+      {"HistogramLogBins, click gate",
+       [] {
+         return std::make_unique<HistogramLogBins>("m", 3, 1, -10.0, -6.0, 60,
+                                                   ChannelGate{2, -1, false});
+       }},
+      {"HistogramLogBins, start gate",
+       [] {
+         return std::make_unique<HistogramLogBins>("m", 3, 1, -10.0, -6.0, 60, std::nullopt,
+                                                   ChannelGate{-1, 2, true});
+       }},
+      {"HistogramLogBins, both gates, one opening once",
+       [] {
+         return std::make_unique<HistogramLogBins>(
+             "m", 1, 1, -11.0, -7.0, 40, ChannelGate{2, 7, false}, ChannelGate{-1, 2, false});
+       }},
+      {"HistogramLogBins, a gate that never moves",
+       [] {
+         return std::make_unique<HistogramLogBins>("m", 3, 1, -10.0, -6.0, 30,
+                                                   ChannelGate{7, 8, true});
+       }},
   };
 }
 

@@ -7,22 +7,46 @@
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/frequency_stability.hpp"
 #include "tagflow/measurements/phase_noise.hpp"
+#include "tagflow/measurements/tag_stream.hpp"
 
 using namespace tagflow;
 using namespace tagflow::test;
 using Catch::Matchers::Contains;
 
 TEST_CASE("Kinds that cannot split say so", "[split]") {
-  HistogramLogBins gated("gated", 3, 1, -10.0, -6.0, 50, ChannelGate{2, -1, false});
-  CHECK_FALSE(gated.splitSupport().has_value());
-  CHECK_THROWS_WITH(gated.setShardPlan(ShardPlan{}), Contains("'gated' cannot be split by time"));
-  CHECK_THROWS_WITH(ShardedMeasurement(
-                        [] {
-                          return std::make_unique<HistogramLogBins>("gated", 3, 1, -10.0, -6.0, 50,
-                                                                    ChannelGate{2, -1, false});
-                        },
-                        2),
-                    Contains("cannot be split by time"));
+  // A copy of the tags as they come: there is nothing to merge.
+  TagStream stream("stream", {1});
+  CHECK_FALSE(stream.splitSupport().has_value());
+  CHECK_THROWS_WITH(stream.setShardPlan(ShardPlan{}), Contains("'stream' cannot be split by time"));
+  CHECK_THROWS_WITH(
+      ShardedMeasurement(
+          [] { return std::make_unique<TagStream>("stream", std::vector<channel_t>{1}); }, 2),
+      Contains("cannot be split by time"));
+}
+
+TEST_CASE("A gated histogram splits only into consecutive ranges, merged from the first",
+          "[split]") {
+  const auto make = [] {
+    return std::make_unique<HistogramLogBins>("gated", 3, 1, -10.0, -6.0, 50,
+                                              ChannelGate{2, -1, false});
+  };
+  const SplitSupport support = *make()->splitSupport();
+  CHECK_FALSE(support.any_order);
+  CHECK_THROWS_WITH(ShardedMeasurement(make, 2), Contains("merge only in time order"));
+  // A later range follows both states of the gate at its start; it cannot take the range
+  // after it, as it does not know which of its own counts hold.
+  DrainedStream stream = drainSynthetic(splitStreamConfig(3));
+  const timestamp_t cut = stream.begin() + 7'000'000'000;
+  const auto later = make();
+  later->setShardPlan(
+      ShardPlan{.begin = cut, .end = cut + 1'000'000'000, .origin = stream.begin()});
+  feed(*later, stream, cut - support.before, cut + 1'000'000'000);
+  const ResultSet state = later->getPartialState();
+  CHECK(state.array("gates").shape == std::vector<std::size_t>{2, 4});
+  const auto last = make();
+  last->setShardPlan(ShardPlan{.begin = cut + 1'000'000'000, .origin = stream.begin()});
+  CHECK_THROWS_WITH(later->mergePartialState(last->getPartialState()),
+                    Contains("merge in time order into the first range's histogram"));
 }
 
 TEST_CASE("Clock measurements split only into consecutive ranges", "[split]") {

@@ -128,9 +128,12 @@ TEST_CASE("Counter cut at any one or two points of a hand-made stream equals one
 TEST_CASE("Ranges merge into the measurement of the first range as well", "[split]") {
   const SyntheticConfig config = splitStreamConfig(5);
   const DrainedStream stream = drainSynthetic(config);
-  const timestamp_t cut = (stream.begin() + stream.end()) / 2 + 12'345;
+  // Several cuts: a gate that moves within one span before a cut tells the gates' states there
+  // from those at the cut.
+  const timestamp_t cut = GENERATE(0, 1, 2, 3, 4, 5, 6, 7) * 777'777'777 +
+                          (stream.begin() + stream.end()) / 2 + 12'345;
   for (const SplitKind& kind : splitKinds()) {
-    INFO(kind.label);
+    INFO(kind.label << ", cut at " << cut);
     const auto whole = kind.make();
     feed(*whole, stream);
     const auto first = kind.make();

@@ -162,6 +162,12 @@ class Measurement {
     return std::max<timestamp_t>(
         0, std::min(to, window_.counted_end) - std::max(from, window_.counted_begin));
   }
+  // Whether the capture starts after stream that one pass would have read first: a range of a
+  // split run other than the first, whose state at its start is not known.
+  bool startsMidStream() const {
+    return plan_ && plan_->begin != ShardPlan::kStreamStart &&
+           (plan_->origin == ShardPlan::kStreamStart || plan_->begin > plan_->origin);
+  }
   // The plan's origin (see ShardPlan); nullopt without a plan or when it is the capture start.
   std::optional<timestamp_t> planOrigin() const {
     if (!plan_ || plan_->origin == ShardPlan::kStreamStart) return std::nullopt;

@@ -17,7 +17,10 @@
 // bins per octave, a short walk beyond.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -51,7 +54,12 @@ class HistogramLogBins : public Measurement {
 
   std::optional<std::vector<channel_t>> inputChannels() const override;
   // A shard reads one span (the last edge) before its range: every start a click of the range
-  // pairs with. Gates hold state from the whole past, so a gated histogram runs as one.
+  // pairs with. A gate's state at a range's start depends on the whole past: a later range of a
+  // gated histogram follows every combination of the gates' states at its capture start (one
+  // span before the range) at once, each a copy of the histogram, until the copies agree (gates
+  // and starts alike) and fold into one. Its partial state holds each combination's counts and
+  // the gates' states one span before the range's end, where the next range's capture starts;
+  // the merge, in time order, takes the combination that matches them.
   std::optional<SplitSupport> splitSupport() const override;
 
  protected:
@@ -86,6 +94,27 @@ class HistogramLogBins : public Measurement {
   // window.
   void pairClicks(std::span<const timestamp_t> clicks);
   void processGated(std::span<const Tag> tags);
+
+  // A combination of the gates' states at a later range's start that this histogram does not
+  // follow itself: a copy that does, or, once the copy agreed with this one, what its sums
+  // differ by.
+  using GateStates = std::array<bool, 2>;  // click gate open, start gate open
+  struct Alternative {
+    GateStates assumed{true, true};
+    std::unique_ptr<HistogramLogBins> copy;  // null once folded
+    std::vector<std::int64_t> count_offsets;
+    std::array<std::int64_t, 4> sum_offsets{};
+    std::optional<GateStates> snapshot;  // the copy's, when it took one before it folded
+  };
+  void followAlternatives();
+  void foldAgreeingAlternatives();
+  std::array<std::int64_t, 4> sums() const;
+  GateStates gateStates() const { return {click_gate_.open, start_gate_.open}; }
+  // Keeps the gates' states at snapshot_at_ once the stream has reached it.
+  void takeGateSnapshot(timestamp_t time) {
+    if (time >= snapshot_at_ && !gates_at_snapshot_) gates_at_snapshot_ = gateStates();
+  }
+  GateStates gatesForNextRange() const { return gates_at_snapshot_.value_or(gateStates()); }
   std::vector<double> densityLocked() const;
   std::vector<double> g2Locked() const;
 
@@ -106,6 +135,12 @@ class HistogramLogBins : public Measurement {
   timestamp_t accumulation_click_ = 0;
   std::uint64_t n_start_ = 0;
   std::uint64_t n_click_ = 0;
+  // Gated and split: the gates' states this histogram assumed at its capture start, the other
+  // combinations (a later range), and the states where the next range's capture starts.
+  GateStates assumed_{true, true};
+  std::vector<Alternative> alternatives_;
+  timestamp_t snapshot_at_ = std::numeric_limits<timestamp_t>::max();
+  std::optional<GateStates> gates_at_snapshot_;
 };
 
 }  // namespace tagflow
