@@ -131,8 +131,8 @@ void bindMeasurements(py::module_& module) {
           [](Measurement& m, const py::bytes& state) {
             const std::string bytes = state;
             released([&] {
-              const std::vector<ResultSet> states = decodeResultSets(std::span(
-                  reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+              const std::vector<ResultSet> states = decodeResultSets(
+                  std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
               if (states.size() != 1) {
                 throw InvalidArgument(m.kind() + " '" + m.name() + "': a partial state holds " +
                                       std::to_string(states.size()) +

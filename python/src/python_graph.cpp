@@ -73,6 +73,8 @@ void PythonGraph::addChannel(py::object channel) {
 }
 
 void PythonGraph::removeMeasurement(py::object measurement) {
+  // A measurement run as shards (parallel=N) is in the graph as its ShardedMeasurement.
+  if (py::hasattr(measurement, "_sharded")) measurement = measurement.attr("_sharded");
   Measurement& node = measurement.cast<Measurement&>();
   {
     py::gil_scoped_release release;
@@ -133,8 +135,9 @@ py::object PythonGraph::run(timestamp_t duration_ps) {
 
 py::object PythonGraph::runRange(timestamp_t begin, timestamp_t end, timestamp_t origin) {
   if (running_) throw InvalidArgument("the graph is already running");
-  running_ = std::async(std::launch::async,
-                        [this, begin, end, origin] { return graph_->runRange(begin, end, origin); });
+  running_ = std::async(std::launch::async, [this, begin, end, origin] {
+    return graph_->runRange(begin, end, origin);
+  });
   return wait(-1);
 }
 

@@ -45,6 +45,8 @@ def test_parallel_lifecycle_reaches_every_shard():
     assert rate.getCaptureDuration() == 0
     rate.stop()
     assert not rate.isRunning()
+    graph.remove(rate)
+    assert graph.measurements == []
 
 
 def test_parallel_is_refused_where_it_cannot_hold():
