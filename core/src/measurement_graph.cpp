@@ -22,6 +22,13 @@ namespace tagflow {
 
 namespace {
 
+// a + b, held at the ends of the time axis instead of overflowing.
+timestamp_t saturatingSum(timestamp_t a, timestamp_t b) {
+  timestamp_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<timestamp_t>::max() : std::numeric_limits<timestamp_t>::min();
+}
+
 using Clock = std::chrono::steady_clock;
 
 double secondsBetween(Clock::time_point from, Clock::time_point to) {
@@ -606,9 +613,11 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp
     if (const std::optional<StreamSpan> span = source_.timeSpan()) origin = span->begin;
   }
   SplitSupport widest;
-  // The virtual channels start this much before the measurements' margins, so that their
-  // output there is one pass's; summed, as channels may read each other's output.
+  // The virtual channels start this much before the measurements' margins and read this much
+  // after them, so that their output there is one pass's; summed, as channels may read each
+  // other's output. Saturating: delays and pattern offsets reach 2^62 ps.
   timestamp_t channels_look_back = 0;
+  timestamp_t channels_look_ahead = 0;
   {
     std::lock_guard lock(mutex_);
     for (const VirtualChannel* channel : channels_) {
@@ -618,7 +627,8 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp
                               ": a time range cannot be run through it (its output at the "
                               "range's start depends on the whole stream before it)");
       }
-      channels_look_back += *look_back;
+      channels_look_back = saturatingSum(channels_look_back, *look_back);
+      channels_look_ahead = saturatingSum(channels_look_ahead, channel->lookAhead());
     }
     for (Measurement* measurement : measurements_) {
       for (Measurement* node : measurement->graphNodes()) {
@@ -642,10 +652,11 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp
       }
     }
   }
-  const timestamp_t from = begin - widest.before - channels_look_back;
+  const timestamp_t from = saturatingSum(begin, -saturatingSum(widest.before, channels_look_back));
   source_.seekTo(from);
   stop_requested_.store(false, std::memory_order_relaxed);
-  return runStream(-1, StreamSpan{from, end + widest.after});
+  return runStream(
+      -1, StreamSpan{from, saturatingSum(saturatingSum(end, widest.after), channels_look_ahead)});
 }
 
 Profile MeasurementGraph::runStream(timestamp_t duration_ps, StreamSpan window) {

@@ -293,11 +293,16 @@ void HistogramLogBins::advanceTime(timestamp_t time) {
 void HistogramLogBins::onCaptureStart(timestamp_t time, bool fresh) {
   last_time_ = time;
   restartExposure(time);
+  // A capture start resets the gates, in one pass as here: the copies agree from now on.
   for (Alternative& alternative : alternatives_) {
-    if (alternative.copy) alternative.copy->onCaptureStart(time, fresh);
+    if (alternative.copy) {
+      alternative.copy->last_time_ = time;
+      alternative.copy->restartExposure(time);
+    }
   }
   foldAgreeingAlternatives();
-  if (!fresh || !(click_gate_.gate || start_gate_.gate)) return;
+  // The range's first capture start (a later one, after stop() or clear(), finds the copies).
+  if (!fresh || !alternatives_.empty() || !(click_gate_.gate || start_gate_.gate)) return;
   // Where the next range's capture starts, one span before this one's end.
   snapshot_at_ = countedEnd() == std::numeric_limits<timestamp_t>::max()
                      ? countedEnd()

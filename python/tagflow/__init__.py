@@ -95,8 +95,10 @@ def _node_class(base, keys, summary, help_text, add):
     if add == "_add_measurement":
         doc += ("\n\nparallel=N runs it as N shards on N cores (the kinds whose counts are sums: "
                 "Countrate, Correlation, HistogramLogBins without gates); N = 1 is one node.")
-    return type(base.__name__, (base,), {"__init__": __init__, "__doc__": doc,
-                                          "__module__": __name__})
+    attributes = {"__init__": __init__, "__doc__": doc, "__module__": __name__}
+    if add == "_add_measurement":
+        attributes["parallel"] = property(lambda self: 1, doc="shards it runs as")
+    return type(base.__name__, (base,), attributes)
 
 
 for _kind, (_keys, _summary, _help) in _core.measurement_kinds().items():

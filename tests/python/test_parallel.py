@@ -22,7 +22,7 @@ def test_parallel_shards_equal_one_node():
                                     name="hlb_three", parallel=3)
     profile = graph.run()
 
-    assert isinstance(two, tf.Correlation) and two.parallel == 2
+    assert isinstance(two, tf.Correlation) and two.parallel == 2 and one.parallel == 1
     assert one.getData().sum() > 1000
     np.testing.assert_array_equal(one.getData(), two.getData())
     np.testing.assert_array_equal(one.getIndex(), two.getIndex())

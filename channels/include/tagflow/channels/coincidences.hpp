@@ -35,8 +35,12 @@ class Coincidences : public VirtualChannel {
                CoincidenceTimestamp timestamp = CoincidenceTimestamp::Last);
 
   std::vector<channel_t> inputChannels() const override { return index_.channels(); }
-  // A coincidence stamped at t has every tag within the window before it.
+  // Every tag of a coincidence lies within the window of its stamp: before it (Last), or
+  // after it, where the coincidence completes (the other stamps).
   std::optional<timestamp_t> lookBack() const override { return window_; }
+  timestamp_t lookAhead() const override {
+    return timestamp_ == CoincidenceTimestamp::Last ? 0 : window_;
+  }
 
  protected:
   Coincidences(const ParameterSchema& schema, std::string name,

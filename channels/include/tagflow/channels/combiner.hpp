@@ -17,6 +17,7 @@ class Combiner : public VirtualChannel {
   Combiner(std::string name, std::vector<channel_t> channels);
 
   std::vector<channel_t> inputChannels() const override { return index_.channels(); }
+  // Each output tag is an input tag at the same time.
   std::optional<timestamp_t> lookBack() const override { return 0; }
   std::vector<std::uint64_t> getChannelCounts() const;  // per input, in the order given
   void clearChannelCounts();

@@ -23,8 +23,10 @@ class ConstantFractionDiscriminator : public VirtualChannel {
                                 timestamp_t search_window);
 
   std::vector<channel_t> inputChannels() const override;
-  // A pulse's mean lies at most half the search window after its rising edge.
+  // A pulse's mean lies at most half the search window after its rising edge and before its
+  // falling edge; the whole window on either side keeps the argument free of rounding.
   std::optional<timestamp_t> lookBack() const override { return search_window_; }
+  timestamp_t lookAhead() const override { return search_window_; }
 
  protected:
   std::size_t transcribeRoom(const TagBlock& block) const override {

@@ -18,6 +18,7 @@ class DelayedChannel : public VirtualChannel {
   DelayedChannel(std::string name, channel_t input, timestamp_t delay);
 
   std::vector<channel_t> inputChannels() const override { return {input_}; }
+  // An output tag is the input tag `delay` earlier.
   std::optional<timestamp_t> lookBack() const override { return delay_; }
   timestamp_t delay() const { return delay_; }
 

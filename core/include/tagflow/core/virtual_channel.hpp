@@ -55,6 +55,9 @@ class VirtualChannel {
   // the output of one pass over the whole stream (a time range run starts it L earlier,
   // docs/parallel.md). nullopt (the default) when its state may depend on the whole past.
   virtual std::optional<timestamp_t> lookBack() const { return std::nullopt; }
+  // Stream time A such that its output before any time e is complete once it has read the
+  // input before e + A (a time range run reads that much further).
+  virtual timestamp_t lookAhead() const { return 0; }
 
   // The first (or only) output channel; throws until the node is added to a graph.
   channel_t getChannel() const;

@@ -18,7 +18,9 @@
 //
 // Splitting by time (docs/parallel.md): a range starts a series of its own, as a gap does, so
 // a split run equals one pass with an Error tag at every cut (the same samples and terms; the
-// phases of each range are taken against its own reference period, so sums agree to rounding).
+// phases of each range are taken against its own reference period, so sums agree to rounding),
+// except that a range takes its edge period from its own first 1024 edges, unchecked, where one
+// pass checks them against the mean period so far.
 // Against one pass over the unbroken stream it loses, per cut, the terms that span it (up to
 // 3 max(steps) samples) and the partial group at the range's end, and the groups after a cut
 // begin at its first edge. Partial states (the sums, the spans behind the mean period, the
