@@ -130,7 +130,7 @@ TEST_CASE("Ranges merge into the measurement of the first range as well", "[spli
   const DrainedStream stream = drainSynthetic(config);
   // Several cuts: a gate that moves within one span before a cut tells the gates' states there
   // from those at the cut.
-  const timestamp_t cut = GENERATE(0, 1, 2, 3, 4, 5, 6, 7) * 777'777'777 +
+  const timestamp_t cut = timestamp_t{GENERATE(0, 1, 2, 3, 4, 5, 6, 7)} * 777'777'777 +
                           (stream.begin() + stream.end()) / 2 + 12'345;
   for (const SplitKind& kind : splitKinds()) {
     INFO(kind.label << ", cut at " << cut);
