@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "saturating_add.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
@@ -230,12 +231,6 @@ void Measurement::trackOverflow(const TagBlock& block, std::size_t from, std::si
 }
 
 namespace {
-
-timestamp_t saturatingAdd(timestamp_t a, timestamp_t b) {
-  timestamp_t sum = 0;
-  if (!__builtin_add_overflow(a, b, &sum)) return sum;
-  return b > 0 ? std::numeric_limits<timestamp_t>::max() : std::numeric_limits<timestamp_t>::min();
-}
 
 std::size_t firstTagAtOrAfter(std::span<const Tag> tags, std::size_t from, std::size_t to,
                               timestamp_t time) {

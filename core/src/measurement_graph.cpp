@@ -15,19 +15,13 @@
 #include <thread>
 
 #include "graph_topology.hpp"
+#include "saturating_add.hpp"
 #include "tagflow/core/block_pool.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
 
 namespace {
-
-// a + b, held at the ends of the time axis instead of overflowing.
-timestamp_t saturatingSum(timestamp_t a, timestamp_t b) {
-  timestamp_t sum = 0;
-  if (!__builtin_add_overflow(a, b, &sum)) return sum;
-  return b > 0 ? std::numeric_limits<timestamp_t>::max() : std::numeric_limits<timestamp_t>::min();
-}
 
 using Clock = std::chrono::steady_clock;
 
@@ -627,8 +621,8 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp
                               ": a time range cannot be run through it (its output at the "
                               "range's start depends on the whole stream before it)");
       }
-      channels_look_back = saturatingSum(channels_look_back, *look_back);
-      channels_look_ahead = saturatingSum(channels_look_ahead, channel->lookAhead());
+      channels_look_back = saturatingAdd(channels_look_back, *look_back);
+      channels_look_ahead = saturatingAdd(channels_look_ahead, channel->lookAhead());
     }
     for (Measurement* measurement : measurements_) {
       for (Measurement* node : measurement->graphNodes()) {
@@ -652,11 +646,11 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp
       }
     }
   }
-  const timestamp_t from = saturatingSum(begin, -saturatingSum(widest.before, channels_look_back));
+  const timestamp_t from = saturatingAdd(begin, -saturatingAdd(widest.before, channels_look_back));
   source_.seekTo(from);
   stop_requested_.store(false, std::memory_order_relaxed);
   return runStream(
-      -1, StreamSpan{from, saturatingSum(saturatingSum(end, widest.after), channels_look_ahead)});
+      -1, StreamSpan{from, saturatingAdd(saturatingAdd(end, widest.after), channels_look_ahead)});
 }
 
 Profile MeasurementGraph::runStream(timestamp_t duration_ps, StreamSpan window) {

@@ -355,12 +355,18 @@ FrequencyStabilityData FrequencyStability::dataLocked(double input_frequency) co
   return data;
 }
 
-void FrequencyStability::fillTraces(FrequencyStabilityData& data, double input_frequency) const {
-  if (trace_count_ < 2) return;
-  // Oldest first; point 0 is only the predecessor of the first interval.
+std::vector<FrequencyStability::TracePoint> FrequencyStability::traceOldestFirst() const {
   std::vector<TracePoint> points(trace_count_);
+  if (trace_count_ == 0) return points;
   const std::size_t oldest = (trace_next_ + trace_.size() - trace_count_) % trace_.size();
   for (std::size_t i = 0; i < trace_count_; ++i) points[i] = trace_[(oldest + i) % trace_.size()];
+  return points;
+}
+
+void FrequencyStability::fillTraces(FrequencyStabilityData& data, double input_frequency) const {
+  if (trace_count_ < 2) return;
+  // Point 0 is only the predecessor of the first interval.
+  const std::vector<TracePoint> points = traceOldestFirst();
   const std::size_t first = points.size() - std::min(trace_len_, points.size() - 1);
   const auto length = static_cast<Eigen::Index>(points.size() - first);
 
@@ -420,10 +426,7 @@ void FrequencyStability::savePartialState(ResultSet& out) const {
   std::vector<std::int64_t> trace_base;
   std::vector<double> trace_offset, trace_phase;
   std::vector<std::uint64_t> trace_index;
-  const std::size_t oldest =
-      trace_.empty() ? 0 : (trace_next_ + trace_.size() - trace_count_) % trace_.size();
-  for (std::size_t i = 0; i < trace_count_; ++i) {
-    const TracePoint& point = trace_[(oldest + i) % trace_.size()];
+  for (const TracePoint& point : traceOldestFirst()) {
     trace_base.push_back(point.time.base);
     trace_offset.push_back(point.time.offset);
     trace_phase.push_back(point.phase);

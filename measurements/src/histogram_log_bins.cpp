@@ -174,9 +174,7 @@ void HistogramLogBins::pairClicks(std::span<const timestamp_t> clicks) {
 void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {
   if (click_gate_.gate || start_gate_.gate) {
     processGated(tags);
-    for (Alternative& alternative : alternatives_) {
-      if (alternative.copy) alternative.copy->processGated(tags);
-    }
+    forEachCopy([&](HistogramLogBins& copy) { copy.processGated(tags); });
     foldAgreeingAlternatives();
     return;
   }
@@ -285,28 +283,22 @@ void HistogramLogBins::processLeadIn(std::span<const Tag> tags) {
 void HistogramLogBins::advanceTime(timestamp_t time) {
   accrue(time);
   takeGateSnapshot(time);
-  for (Alternative& alternative : alternatives_) {
-    if (alternative.copy) alternative.copy->advanceTime(time);
-  }
+  forEachCopy([&](HistogramLogBins& copy) { copy.advanceTime(time); });
 }
 
 void HistogramLogBins::onCaptureStart(timestamp_t time, bool fresh) {
   last_time_ = time;
   restartExposure(time);
   // A capture start resets the gates, in one pass as here: the copies agree from now on.
-  for (Alternative& alternative : alternatives_) {
-    if (alternative.copy) {
-      alternative.copy->last_time_ = time;
-      alternative.copy->restartExposure(time);
-    }
-  }
+  forEachCopy([&](HistogramLogBins& copy) {
+    copy.last_time_ = time;
+    copy.restartExposure(time);
+  });
   foldAgreeingAlternatives();
   // The range's first capture start (a later one, after stop() or clear(), finds the copies).
   if (!fresh || !alternatives_.empty() || !(click_gate_.gate || start_gate_.gate)) return;
   // Where the next range's capture starts, one span before this one's end.
-  snapshot_at_ = countedEnd() == std::numeric_limits<timestamp_t>::max()
-                     ? countedEnd()
-                     : std::max(countedEnd() - span_, time);
+  snapshot_at_ = std::max(countedEnd() - span_, time);
   gates_at_snapshot_.reset();
   // One pass would have read the stream before here: the gates' states are not known.
   if (startsMidStream()) followAlternatives();
@@ -315,24 +307,18 @@ void HistogramLogBins::onCaptureStart(timestamp_t time, bool fresh) {
 void HistogramLogBins::onOverflowBegin(const Tag& tag) {
   starts_.clear();
   accumulate_from_ = kNever;
-  for (Alternative& alternative : alternatives_) {
-    if (alternative.copy) alternative.copy->onOverflowBegin(tag);
-  }
+  forEachCopy([&](HistogramLogBins& copy) { copy.onOverflowBegin(tag); });
 }
 
 void HistogramLogBins::onOverflowEnd(const Tag& tag) {
   restartExposure(tag.time);
-  for (Alternative& alternative : alternatives_) {
-    if (alternative.copy) alternative.copy->onOverflowEnd(tag);
-  }
+  forEachCopy([&](HistogramLogBins& copy) { copy.onOverflowEnd(tag); });
   foldAgreeingAlternatives();
 }
 
 void HistogramLogBins::onError(const Tag& tag) {
   restartExposure(tag.time);
-  for (Alternative& alternative : alternatives_) {
-    if (alternative.copy) alternative.copy->onError(tag);
-  }
+  forEachCopy([&](HistogramLogBins& copy) { copy.onError(tag); });
   foldAgreeingAlternatives();
 }
 

@@ -131,6 +131,7 @@ class FrequencyStability : public Measurement {
   std::pair<double, std::uint64_t> seriesSpans() const;
   double meanPeriodLocked() const;
   FrequencyStabilityData dataLocked(double input_frequency) const;
+  std::vector<TracePoint> traceOldestFirst() const;
   void fillTraces(FrequencyStabilityData& data, double input_frequency) const;
 
   channel_t channel_;

@@ -107,6 +107,13 @@ class HistogramLogBins : public Measurement {
     std::optional<GateStates> snapshot;  // the copy's, when it took one before it folded
   };
   void followAlternatives();
+  // Calls `hook` on every copy still following its combination.
+  template <class Hook>
+  void forEachCopy(Hook hook) {
+    for (Alternative& alternative : alternatives_) {
+      if (alternative.copy) hook(*alternative.copy);
+    }
+  }
   void foldAgreeingAlternatives();
   std::array<std::int64_t, 4> sums() const;
   GateStates gateStates() const { return {click_gate_.open, start_gate_.open}; }
