@@ -358,7 +358,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", options.threads, "threads of the graph")->check(CLI::Range(1, 1024));
   app.add_option("--runs", options.runs, "runs per figure (the median is reported)")
       ->check(CLI::Range(1, 100));
-  app.add_option("--only", options.only, "benchmark only this measurement");
+  app.add_option("--only", options.only,
+                 "benchmark only this measurement (--vendor: the formats whose name begins so)");
   app.add_option("--json", options.json, "also write the figures as JSON");
   bool channels = false;
   app.add_flag("--channels", channels,
@@ -371,7 +372,7 @@ int main(int argc, char** argv) {
   app.add_flag("--files", files,
                "benchmark tag files instead: packing, decoding, FileWriter to /dev/shm and disk");
   app.add_option("--disk-folder", options.disk_folder,
-                 "folder on the disk the FileWriter row (and --files) writes to")
+                 "folder on the disk the FileWriter row (and --files, --vendor) writes to")
       ->check(CLI::ExistingDirectory);
   bool link = false;
   app.add_flag("--link", link,
@@ -415,7 +416,8 @@ int main(int argc, char** argv) {
       return vendorMemoryChild(vendor_memory_child, options.block_size);
     }
     if (vendor) {
-      return runVendorBench({options.tags, options.block_size, options.runs, options.json});
+      return runVendorBench({options.tags, options.block_size, options.runs, options.json,
+                             options.disk_folder, options.only});
     }
     if (serve) {
       return runServeBench(

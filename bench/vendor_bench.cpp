@@ -489,10 +489,17 @@ int runVendorBench(const VendorBenchOptions& options) {
   Cleanup cleanup;
   std::vector<Row> rows;
   for (const Format& format : formats()) {
+    if (!format.name.starts_with(options.only)) continue;
     std::cout << format.name << "..." << std::endl;
     rows.push_back(measureFormat(format, *stream, options, cleanup, checksum));
   }
-  const MemoryFigures memory = memoryRow(*stream, options, cleanup);
+  if (rows.empty()) throw std::invalid_argument("--only " + options.only + ": no such format");
+  MemoryFigures memory;
+  if (options.only.empty()) {
+    memory = memoryRow(*stream, options, cleanup);
+  } else {
+    memory.skipped = "--only " + options.only;
+  }
 
   std::cout << std::fixed << "\n"
             << cpu << "; " << stream->size() << " tags of the demo stream encoded per format in "
