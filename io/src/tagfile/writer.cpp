@@ -154,6 +154,20 @@ void TagFileWriter::appendEnded(std::span<const std::uint8_t> head,
   if (lseek(fd_, static_cast<off_t>(offset_ + written), SEEK_SET) < 0) fail("seeking in", errno);
   offset_ += written;
   bytes_written_ += written;
+  writeBehind();
+}
+
+void TagFileWriter::writeBehind() {
+  constexpr std::uint64_t kWriteBehindBytes = std::uint64_t{8} << 20;
+  if (offset_ - written_behind_ < kWriteBehindBytes) return;
+  // Only starts the device's writes (it waits only where the device's queue is full); a file
+  // system without it (EINVAL, ESPIPE) keeps the system's own schedule.
+  if (sync_file_range(fd_, static_cast<off_t>(written_behind_),
+                      static_cast<off_t>(offset_ - written_behind_), SYNC_FILE_RANGE_WRITE) != 0 &&
+      errno != EINVAL && errno != ESPIPE && errno != EINTR) {
+    fail("writing back", errno);
+  }
+  written_behind_ = offset_;
 }
 
 void TagFileWriter::openPart() {
@@ -165,6 +179,7 @@ void TagFileWriter::openPart() {
     throw IoError(error_);
   }
   offset_ = 0;
+  written_behind_ = 0;
   header_.part = part_;
   index_ = PartIndex{};
   index_.first_sequence = sequence_;

@@ -11,6 +11,9 @@
 // reason; every record written before stays readable, and the writer refuses further writes
 // with the same error. A part that ends normally (close(), or the next part begins) ends with
 // its time index, so a reader can start at any time without reading the part from its start.
+// Every 8 MiB written, the writer asks the system to start writing them to the device
+// (write-behind): the disk works while the recording goes on, rather than all at the final
+// fsync or whenever the page cache fills, and dirty pages stay few.
 //
 // Encoding (packing, compression, checksum) is split from writing, so that a recorder can
 // encode on one thread and write on another: BlockPacker makes an EncodedBlock,
@@ -108,6 +111,8 @@ class TagFileWriter {
   int endPart(int fd, bool continues, const tagfile::PartIndex& index);
   static void encodePartEnd(bool continues, std::uint64_t sequence, timestamp_t time,
                             std::uint8_t* out);
+  // Starts writing the part's complete records to the device once 8 MiB are waiting.
+  void writeBehind();
   [[noreturn]] void fail(const std::string& what, int error_number);
   void checkUsable() const;
 
@@ -116,7 +121,8 @@ class TagFileWriter {
   int fd_ = -1;
   std::string part_path_;
   std::uint32_t part_ = 0;
-  std::uint64_t offset_ = 0;  // end of the last complete record in the current part
+  std::uint64_t offset_ = 0;          // end of the last complete record in the current part
+  std::uint64_t written_behind_ = 0;  // where write-behind of the current part has reached
   std::uint64_t sequence_ = 0;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t tags_written_ = 0;
