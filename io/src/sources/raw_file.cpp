@@ -1,7 +1,6 @@
 #include "tagflow/io/sources/raw_file.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +8,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/truncated_data.hpp"
@@ -19,9 +19,6 @@ static_assert(std::endian::native == std::endian::little,
               "raw tag files are little-endian records read in place");
 
 namespace {
-
-// Blocks are checked and advised ahead in steps of at least this many records.
-constexpr std::size_t kMinCheckStep = std::size_t{1} << 16;
 
 std::string systemError() {
   return std::strerror(errno);
@@ -47,20 +44,11 @@ RawFileSource::RawFileSource(std::string path, std::size_t block_size)
   const auto size = static_cast<std::uint64_t>(info.st_size);
   total_tags_ = static_cast<std::size_t>(size / sizeof(Tag));
   tail_bytes_ = size % sizeof(Tag);
-  if (total_tags_ == 0) return;
-  void* mapping = mmap(nullptr, total_tags_ * sizeof(Tag), PROT_READ, MAP_SHARED, descriptor_, 0);
-  if (mapping == MAP_FAILED) {
-    const std::string reason = systemError();
-    ::close(descriptor_);
-    throw IoError("cannot map raw tag file '" + path_ + "': " + reason);
-  }
-  // Read front to back once: the kernel reads ahead and may drop pages behind.
-  madvise(mapping, total_tags_ * sizeof(Tag), MADV_SEQUENTIAL);
-  records_ = static_cast<const Tag*>(mapping);
+  // Read front to back once: the kernel reads ahead.
+  posix_fadvise(descriptor_, 0, 0, POSIX_FADV_SEQUENTIAL);
 }
 
 RawFileSource::~RawFileSource() {
-  if (records_ != nullptr) munmap(const_cast<Tag*>(records_), total_tags_ * sizeof(Tag));
   if (descriptor_ >= 0) ::close(descriptor_);
 }
 
@@ -69,52 +57,63 @@ std::string RawFileSource::describe() const {
          " block_size=" + std::to_string(block_size_);
 }
 
-void RawFileSource::checkStillThere() const {
-  struct stat info {};
-  if (fstat(descriptor_, &info) != 0 ||
-      static_cast<std::uint64_t>(info.st_size) < total_tags_ * sizeof(Tag)) {
-    throw IoError("raw tag file '" + path_ + "' was cut to " + std::to_string(info.st_size) +
-                  " bytes while being read (it held " + std::to_string(total_tags_ * sizeof(Tag)) +
-                  " bytes of records when opened)");
+void RawFileSource::readChecked(Tag* to, std::size_t count) {
+  const std::size_t bytes = count * sizeof(Tag);
+  std::size_t got = 0;
+  while (got < bytes) {
+    const ssize_t n = ::pread(descriptor_, reinterpret_cast<char*>(to) + got, bytes - got,
+                              static_cast<off_t>(read_ * sizeof(Tag) + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      throw IoError("reading raw tag file '" + path_ + "' failed at byte offset " +
+                    std::to_string(read_ * sizeof(Tag) + got) + ": " + systemError());
+    }
+    if (n == 0) {
+      struct stat info {};
+      const std::string size =
+          fstat(descriptor_, &info) == 0 ? std::to_string(info.st_size) : "fewer";
+      throw IoError("raw tag file '" + path_ + "' was cut to " + size +
+                    " bytes while being read (it held " +
+                    std::to_string(total_tags_ * sizeof(Tag)) + " bytes of records when opened)");
+    }
+    got += static_cast<std::size_t>(n);
   }
+  // One pass over the records just read, while they are in cache: the order and type checks
+  // without a branch (a bad record is then found again with its details) and the positions of
+  // the special tags for the blocks' index.
+  if (read_ == 0 && count > 0) last_read_time_ = to[0].time;
+  bool bad = false;
+  timestamp_t previous = last_read_time_;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto type = static_cast<std::uint8_t>(to[i].type);
+    bad |= (type > kMaxTagType) | (to[i].time < previous);
+    previous = to[i].time;
+    if (type != 0) specials_.push_back(read_ + i);
+  }
+  if (bad) throwBadRecord(to, count);
+  last_read_time_ = previous;
+  read_ += count;
 }
 
-void RawFileSource::checkUpTo(std::size_t end) {
-  if (end <= checked_) return;
-  // Maps the step's pages in one call rather than a page fault every few pages; a kernel
-  // without MADV_POPULATE_READ (before 5.14) faults them in as they are read.
-  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto from = reinterpret_cast<std::uintptr_t>(records_ + checked_) & ~(page - 1);
-  const auto to = reinterpret_cast<std::uintptr_t>(records_ + end);
-  madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_READ);
-  // One pass: the order and type checks without a branch (the rare bad record is then found
-  // again with its details) and the positions of the special tags for the blocks' index.
-  bool bad = false;
-  timestamp_t previous = checked_ > 0 ? records_[checked_ - 1].time : records_[0].time;
-  for (std::size_t i = checked_; i < end; ++i) {
-    const Tag& tag = records_[i];
-    const auto type = static_cast<std::uint8_t>(tag.type);
-    bad |= (type > kMaxTagType) | (tag.time < previous);
-    previous = tag.time;
-    if (type != 0) specials_.push_back(i);
-  }
-  if (bad) {
-    for (std::size_t i = checked_; i < end; ++i) {
-      const Tag& tag = records_[i];
-      if (static_cast<std::uint8_t>(tag.type) > kMaxTagType) {
-        throw DataError("raw tag file '" + path_ + "': tag " + std::to_string(i) +
-                        " (byte offset " + std::to_string(i * sizeof(Tag)) + ") has type " +
-                        std::to_string(static_cast<int>(tag.type)) + " (valid: 0..4)");
-      }
-      if (i > 0 && tag.time < records_[i - 1].time) {
-        throw DataError("raw tag file '" + path_ + "': tag " + std::to_string(i) +
-                        " (byte offset " + std::to_string(i * sizeof(Tag)) + ") at " +
-                        std::to_string(tag.time) + " ps is earlier than the tag before it at " +
-                        std::to_string(records_[i - 1].time) + " ps (tags must be sorted by time)");
-      }
+void RawFileSource::throwBadRecord(const Tag* records, std::size_t count) const {
+  timestamp_t previous = last_read_time_;
+  for (std::size_t i = 0; i < count; ++i) {
+    const Tag& tag = records[i];
+    const std::size_t index = read_ + i;
+    if (static_cast<std::uint8_t>(tag.type) > kMaxTagType) {
+      throw DataError("raw tag file '" + path_ + "': tag " + std::to_string(index) +
+                      " (byte offset " + std::to_string(index * sizeof(Tag)) + ") has type " +
+                      std::to_string(static_cast<int>(tag.type)) + " (valid: 0..4)");
     }
+    if (tag.time < previous) {
+      throw DataError("raw tag file '" + path_ + "': tag " + std::to_string(index) +
+                      " (byte offset " + std::to_string(index * sizeof(Tag)) + ") at " +
+                      std::to_string(tag.time) + " ps is earlier than the tag before it at " +
+                      std::to_string(previous) + " ps (tags must be sorted by time)");
+    }
+    previous = tag.time;
   }
-  checked_ = end;
+  throw std::logic_error("raw tag file check: no bad record found again");
 }
 
 bool RawFileSource::next(BlockBuffer& out) {
@@ -127,31 +126,39 @@ bool RawFileSource::next(BlockBuffer& out) {
                         " is truncated (the file ends " + std::to_string(tail) +
                         " bytes into it, where a record takes 16); every tag before it was read");
   }
-  checkStillThere();
-  // The block and the record after it (where the block may end) must be checked; checking in
-  // larger steps keeps the per-step costs small.
-  const std::size_t wanted = std::min(total_tags_, position_ + block_size_ + 1);
-  if (wanted > checked_) {
-    checkUpTo(std::min(total_tags_, std::max(wanted, checked_ + kMinCheckStep)));
+  // The block and the record after it (where the block may end); a run of equal times that
+  // reaches past them makes the block longer, since a block never splits one time.
+  std::vector<Tag>& storage = out.storage;
+  std::size_t filled = ahead_.size();
+  std::size_t wanted = std::min(total_tags_ - position_, block_size_ + 1);
+  if (storage.size() < std::max(wanted, filled)) storage.resize(std::max(wanted, filled));
+  std::copy(ahead_.begin(), ahead_.end(), storage.begin());
+  std::size_t count = 0;
+  for (;;) {
+    if (wanted > filled) {
+      readChecked(storage.data() + filled, wanted - filled);
+      filled = wanted;
+    }
+    if (!started_) {
+      next_begin_ = storage[0].time;
+      started_ = true;
+    }
+    count = blockSplitPoint(std::span<const Tag>(storage.data(), filled), block_size_);
+    if (count < filled || position_ + filled == total_tags_) break;
+    wanted = std::min(total_tags_ - position_, 2 * filled);
+    if (storage.size() < wanted) storage.resize(wanted);
   }
-  const std::span<const Tag> rest(records_ + position_, total_tags_ - position_);
-  if (!started_) {
-    next_begin_ = rest.front().time;
-    started_ = true;
-  }
-  const std::size_t count = blockSplitPoint(rest, block_size_);
-  checkUpTo(std::min(total_tags_, position_ + count + 1));  // a run of equal times may reach on
-  out.tags = rest.first(count);
+  out.tags = std::span<const Tag>(storage.data(), count);
   out.special.clear();
-  while (next_special_ < specials_.size() && specials_[next_special_] < position_ + count) {
-    out.special.push_back(static_cast<std::uint32_t>(specials_[next_special_++] - position_));
+  std::size_t handed = 0;
+  while (handed < specials_.size() && specials_[handed] < position_ + count) {
+    out.special.push_back(static_cast<std::uint32_t>(specials_[handed++] - position_));
   }
-  if (next_special_ == specials_.size()) {
-    specials_.clear();
-    next_special_ = 0;
-  }
+  specials_.erase(specials_.begin(), specials_.begin() + static_cast<std::ptrdiff_t>(handed));
+  ahead_.assign(storage.begin() + static_cast<std::ptrdiff_t>(count),
+                storage.begin() + static_cast<std::ptrdiff_t>(filled));
   out.begin_time = next_begin_;
-  out.end_time = count < rest.size() ? rest[count].time : rest[count - 1].time + 1;
+  out.end_time = count < filled ? storage[count].time : storage[count - 1].time + 1;
   position_ += count;
   next_begin_ = out.end_time;
   return true;

@@ -5,12 +5,14 @@
 // (a writer killed mid-tag) yields every complete tag, then a TruncatedData naming the byte
 // offset of the partial one. RawFileWriter writes one.
 //
-// The file is mapped read-only and blocks point into the mapping (no copy per tag), checked
-// block by block just before they are handed out: from the page cache a source then runs at
-// memory speed. The records are those there at opening. A file cut shorter while it is read
-// ends the read with an IoError at the next block; a cut into blocks already handed out (a
-// few, in flight in the graph) would fault the process, so the file must not shrink under a
-// running source: recordings only grow.
+// Records are read (pread) straight into the block's own storage, the block and the record
+// after it (where the block may end), and checked right after, while they are in cache:
+// one copy per tag, from the page cache at memory speed. Blocks are the source's own: a file
+// cut shorter while it is read ends the read with an IoError naming the size it was cut to,
+// and blocks already handed out stay valid. (Mapping the file instead saves the copy but
+// costs building the page tables, which on some virtual machines made the source ten times
+// slower, and a cut under a mapping faults the process.) The records are those there at
+// opening.
 #pragma once
 
 #include <cstdint>
@@ -32,28 +34,28 @@ class RawFileSource : public Source {
   RawFileSource& operator=(const RawFileSource&) = delete;
 
   bool next(BlockBuffer& out) override;
-  std::size_t maxBlockTags() const override { return block_size_; }
+  // The block and the record after it.
+  std::size_t maxBlockTags() const override { return block_size_ + 1; }
   std::string describe() const override;
 
   std::uint64_t tagCount() const { return total_tags_; }
 
  private:
-  // Checks records [checked_, end): known type, times in order; throws DataError naming the
-  // first bad one.
-  void checkUpTo(std::size_t end);
-  // Throws IoError if the file no longer holds every record mapped at opening.
-  void checkStillThere() const;
+  // Reads records [read_, read_ + count) into `to` and checks them (known type, times in
+  // order); throws IoError when the file was cut, DataError naming the first bad record.
+  void readChecked(Tag* to, std::size_t count);
+  [[noreturn]] void throwBadRecord(const Tag* records, std::size_t count) const;
 
   std::string path_;
   std::size_t block_size_;
   int descriptor_ = -1;
-  const Tag* records_ = nullptr;  // the mapping, total_tags_ records
   std::size_t total_tags_ = 0;
-  std::uint64_t tail_bytes_ = 0;       // of a last record cut short, until reported
-  std::size_t position_ = 0;           // next record to hand out
-  std::size_t checked_ = 0;            // records before this one passed the checks
-  std::vector<std::size_t> specials_;  // checked special tags not yet handed out
-  std::size_t next_special_ = 0;
+  std::uint64_t tail_bytes_ = 0;  // of a last record cut short, until reported
+  std::size_t position_ = 0;      // next record to hand out
+  std::size_t read_ = 0;          // next record to read from the file
+  timestamp_t last_read_time_ = 0;
+  std::vector<Tag> ahead_;             // read and checked, not handed out yet
+  std::vector<std::size_t> specials_;  // read special tags not handed out yet (record indices)
   bool started_ = false;
   timestamp_t next_begin_ = 0;
 };
