@@ -98,8 +98,9 @@ struct RawFileFigures {
   double graph = 0;   // MTags/s wall, a graph with one Countrate fed by the source
 };
 
-// Writes the stream to a raw file a block at a time, as `tagflow record` does (how a file is
-// written shapes its pages in the page cache, and so the cost of mapping them), reads it once
+// Writes the stream to a raw file a block at a time, as `tagflow record` does (so that the
+// figure is that of a recorded file: how a file was written shapes its pages in the page
+// cache, and on some virtual machines the cost of reading it), reads it once
 // (so that it is in the page cache), then times the source alone and a graph with one
 // Countrate.
 RawFileFigures measureRawFile(const std::vector<Tag>& stream, const ScalingBenchOptions& options) {

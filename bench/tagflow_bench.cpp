@@ -358,8 +358,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", options.threads, "threads of the graph")->check(CLI::Range(1, 1024));
   app.add_option("--runs", options.runs, "runs per figure (the median is reported)")
       ->check(CLI::Range(1, 100));
-  app.add_option("--only", options.only,
-                 "benchmark only this measurement (--vendor: the formats whose name begins so)");
+  app.add_option(
+      "--only", options.only,
+      "benchmark only this measurement (--vendor: the formats whose name begins with it)");
   app.add_option("--json", options.json, "also write the figures as JSON");
   bool channels = false;
   app.add_flag("--channels", channels,

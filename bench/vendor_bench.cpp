@@ -472,6 +472,11 @@ int vendorMemoryChild(const std::string& path, std::size_t block_size) {
 }
 
 int runVendorBench(const VendorBenchOptions& options) {
+  const auto all = formats();
+  if (std::none_of(all.begin(), all.end(),
+                   [&](const Format& format) { return format.name.starts_with(options.only); })) {
+    throw std::invalid_argument("--only " + options.only + ": no such format");
+  }
   const std::string cpu = cpuModel();
   std::cout << "generating " << options.tags << " tags of the 8-channel demo stream..."
             << std::flush;
@@ -488,12 +493,11 @@ int runVendorBench(const VendorBenchOptions& options) {
 
   Cleanup cleanup;
   std::vector<Row> rows;
-  for (const Format& format : formats()) {
+  for (const Format& format : all) {
     if (!format.name.starts_with(options.only)) continue;
     std::cout << format.name << "..." << std::endl;
     rows.push_back(measureFormat(format, *stream, options, cleanup, checksum));
   }
-  if (rows.empty()) throw std::invalid_argument("--only " + options.only + ": no such format");
   MemoryFigures memory;
   if (options.only.empty()) {
     memory = memoryRow(*stream, options, cleanup);

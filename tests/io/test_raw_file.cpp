@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <span>
 
@@ -105,7 +106,7 @@ TEST_CASE("RawFileSource names the first unsorted tag by index and byte offset",
     REQUIRE_THROWS_WITH(drain(again), Contains("tag 5") && Contains("byte offset 80") &&
                                           Contains("45 ps") && Contains("50 ps"));
   }
-  SECTION("beyond the first look-ahead buffer") {
+  SECTION("deep in the file") {
     auto tags = randomTags(2, {1}, 0, 100'000'000, 1000);
     REQUIRE(tags.size() > 70'001);
     tags[70'000].time = tags[69'999].time - 1;
@@ -118,8 +119,7 @@ TEST_CASE("RawFileSource names the first unsorted tag by index and byte offset",
 
 TEST_CASE("A raw file cut inside a record yields every complete tag, then names the cut one",
           "[raw_file]") {
-  // What a writer killed in the middle of a tag leaves; the look-ahead buffer is refilled on
-  // the way (70000 tags).
+  // What a writer killed in the middle of a tag leaves, after many blocks (70000 tags).
   TempDir dir;
   const auto tags = randomTags(3, {1, 2}, 0, 100'000'000, 1000);
   REQUIRE(tags.size() > 70'000);
@@ -183,26 +183,59 @@ TEST_CASE("RawFileSource rejects corrupt files and bad arguments, naming them", 
   }
 }
 
+TEST_CASE("A run of tags at one time stays in one block, up to a bound", "[raw_file]") {
+  TempDir dir;
+  SECTION("the whole file at one time, read a tag at a time") {
+    const std::vector<Tag> tags(10, makeTimeTag(1, 77));
+    writeFile(dir.file("one_time.raw"), tags, 3);
+    RawFileSource source(dir.file("one_time.raw"), 1);
+    const DrainedStream stream = drain(source);
+    REQUIRE(stream.blocks.size() == 1);
+    CHECK(stream.tags == tags);
+    CHECK(stream.end() == 78);
+  }
+  SECTION("a disorder found while the run is read whole names its tag") {
+    std::vector<Tag> tags(6, makeTimeTag(1, 50));
+    tags.push_back(makeTimeTag(1, 49));
+    writeFile(dir.file("run_then_back.raw"), tags, 7);
+    RawFileSource source(dir.file("run_then_back.raw"), 2);
+    REQUIRE_THROWS_WITH(drain(source),
+                        Contains("tag 6") && Contains("byte offset 96") && Contains("49 ps"));
+  }
+  SECTION("a file of zero bytes: every tag at time 0, more than a block may hold") {
+    // Sparse: what a crash can leave where a file was allocated ahead of its records.
+    const std::string path = dir.file("zeros.raw");
+    { std::ofstream(path, std::ios::binary); }
+    std::filesystem::resize_file(path, ((std::uint64_t{1} << 24) + (1 << 14)) * sizeof(Tag));
+    RawFileSource source(path, 16384);
+    BlockBuffer buffer;
+    REQUIRE_THROWS_WITH(source.next(buffer), Contains("zeros.raw") && Contains("tag 0") &&
+                                                 Contains("share the time 0 ps"));
+  }
+}
+
 TEST_CASE("A raw file cut shorter while it is read ends the read with an IoError naming it",
           "[raw_file]") {
-  // The source maps the file: the cut must be noticed before the missing records are touched.
+  // Blocks hold copies: the block handed out before the cut stays valid after it.
   TempDir dir;
   const auto tags = randomTags(5, {1, 2}, 0, 400'000'000, 1000);
   REQUIRE(tags.size() > 200'000);
   writeFile(dir.file("shrinking.raw"), tags, tags.size());
   RawFileSource source(dir.file("shrinking.raw"), 1000);
-  BlockBuffer buffer;
-  std::vector<Tag> read;
-  REQUIRE(source.next(buffer));
-  read.insert(read.end(), buffer.tags.begin(), buffer.tags.end());
+  BlockBuffer first;
+  REQUIRE(source.next(first));
+  REQUIRE(first.tags.size() == 1000);
   std::filesystem::resize_file(dir.file("shrinking.raw"), 1000 * sizeof(Tag));
+  BlockBuffer buffer;
+  std::vector<Tag> read(first.tags.begin(), first.tags.end());
   try {
     while (source.next(buffer)) read.insert(read.end(), buffer.tags.begin(), buffer.tags.end());
     FAIL("a raw file cut while being read was read to its end");
   } catch (const IoError& error) {
     CHECK_THAT(error.what(), Contains("shrinking.raw") && Contains("cut to 16000 bytes"));
   }
-  // What was handed out before the cut was noticed is the file's beginning.
-  REQUIRE(read.size() <= tags.size());
+  // The cut is found on the first read past it: what was handed out is the file's beginning.
+  CHECK(read.size() == 1000);
   CHECK(std::equal(read.begin(), read.end(), tags.begin()));
+  CHECK(std::equal(first.tags.begin(), first.tags.end(), tags.begin()));
 }

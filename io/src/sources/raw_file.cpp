@@ -16,9 +16,13 @@
 namespace tagflow {
 
 static_assert(std::endian::native == std::endian::little,
-              "raw tag files are little-endian records read in place");
+              "raw tag files are little-endian records used as they are read");
 
 namespace {
+
+// The most tags of one time a block may hold: a block never splits one time, so a longer run
+// (a file of zero bytes reads as tags all at time 0) would otherwise take the memory.
+constexpr std::size_t kMostTagsAtOneTime = std::size_t{1} << 24;
 
 std::string systemError() {
   return std::strerror(errno);
@@ -84,13 +88,17 @@ void RawFileSource::readChecked(Tag* to, std::size_t count) {
   if (read_ == 0 && count > 0) last_read_time_ = to[0].time;
   bool bad = false;
   timestamp_t previous = last_read_time_;
+  const std::size_t specials_before = specials_.size();
   for (std::size_t i = 0; i < count; ++i) {
     const auto type = static_cast<std::uint8_t>(to[i].type);
     bad |= (type > kMaxTagType) | (to[i].time < previous);
     previous = to[i].time;
     if (type != 0) specials_.push_back(read_ + i);
   }
-  if (bad) throwBadRecord(to, count);
+  if (bad) {
+    specials_.resize(specials_before);
+    throwBadRecord(to, count);
+  }
   last_read_time_ = previous;
   read_ += count;
 }
@@ -145,6 +153,14 @@ bool RawFileSource::next(BlockBuffer& out) {
     }
     count = blockSplitPoint(std::span<const Tag>(storage.data(), filled), block_size_);
     if (count < filled || position_ + filled == total_tags_) break;
+    if (filled > kMostTagsAtOneTime) {
+      throw DataError("raw tag file '" + path_ + "': more than " +
+                      std::to_string(kMostTagsAtOneTime) + " tags from tag " +
+                      std::to_string(position_) + " (byte offset " +
+                      std::to_string(position_ * sizeof(Tag)) + ") on share the time " +
+                      std::to_string(storage[0].time) +
+                      " ps, too many for one block (a block never splits one time)");
+    }
     wanted = std::min(total_tags_ - position_, 2 * filled);
     if (storage.size() < wanted) storage.resize(wanted);
   }

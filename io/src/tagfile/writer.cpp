@@ -160,11 +160,12 @@ void TagFileWriter::appendEnded(std::span<const std::uint8_t> head,
 void TagFileWriter::writeBehind() {
   constexpr std::uint64_t kWriteBehindBytes = std::uint64_t{8} << 20;
   if (offset_ - written_behind_ < kWriteBehindBytes) return;
-  // Only starts the device's writes (it waits only where the device's queue is full); a file
-  // system without it (EINVAL, ESPIPE) keeps the system's own schedule.
+  // Only starts the device's writes (it waits only where the device's queue is full). It is a
+  // hint: where it is refused (a file system or sandbox without it) the system's own schedule
+  // stays; only the errors of the data themselves (EIO, ENOSPC) stop the recording.
   if (sync_file_range(fd_, static_cast<off_t>(written_behind_),
                       static_cast<off_t>(offset_ - written_behind_), SYNC_FILE_RANGE_WRITE) != 0 &&
-      errno != EINVAL && errno != ESPIPE && errno != EINTR) {
+      (errno == EIO || errno == ENOSPC)) {
     fail("writing back", errno);
   }
   written_behind_ = offset_;

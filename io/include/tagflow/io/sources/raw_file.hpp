@@ -7,9 +7,10 @@
 //
 // Records are read (pread) straight into the block's own storage, the block and the record
 // after it (where the block may end), and checked right after, while they are in cache:
-// one copy per tag, from the page cache at memory speed. Blocks are the source's own: a file
-// cut shorter while it is read ends the read with an IoError naming the size it was cut to,
-// and blocks already handed out stay valid. (Mapping the file instead saves the copy but
+// one copy per tag, from the page cache at memory speed. Blocks hold copies: a file cut
+// shorter while it is read ends the read with an IoError naming the size it was cut to, and
+// blocks already handed out stay valid. A block never splits one time: a run of more than
+// 2^24 tags at one time is a DataError. (Mapping the file instead saves the copy but
 // costs building the page tables, which on some virtual machines made the source ten times
 // slower, and a cut under a mapping faults the process.) The records are those there at
 // opening.
@@ -34,7 +35,8 @@ class RawFileSource : public Source {
   RawFileSource& operator=(const RawFileSource&) = delete;
 
   bool next(BlockBuffer& out) override;
-  // The block and the record after it.
+  // The block and the record after it; a run of equal times longer than block_size is read
+  // whole and takes more (up to twice the run, at most 2^25 tags).
   std::size_t maxBlockTags() const override { return block_size_ + 1; }
   std::string describe() const override;
 

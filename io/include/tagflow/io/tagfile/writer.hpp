@@ -12,8 +12,9 @@
 // with the same error. A part that ends normally (close(), or the next part begins) ends with
 // its time index, so a reader can start at any time without reading the part from its start.
 // Every 8 MiB written, the writer asks the system to start writing them to the device
-// (write-behind): the disk works while the recording goes on, rather than all at the final
-// fsync or whenever the page cache fills, and dirty pages stay few.
+// (write-behind): the disk works while the recording goes on, rather than when the system's
+// dirty-page thresholds or expiry (30 s by default) or a caller's fsync start it, and dirty
+// pages stay few.
 //
 // Encoding (packing, compression, checksum) is split from writing, so that a recorder can
 // encode on one thread and write on another: BlockPacker makes an EncodedBlock,
