@@ -147,10 +147,6 @@ bool RawFileSource::next(BlockBuffer& out) {
       readChecked(storage.data() + filled, wanted - filled);
       filled = wanted;
     }
-    if (!started_) {
-      next_begin_ = storage[0].time;
-      started_ = true;
-    }
     count = blockSplitPoint(std::span<const Tag>(storage.data(), filled), block_size_);
     if (count < filled || position_ + filled == total_tags_) break;
     if (filled > kMostTagsAtOneTime) {
@@ -173,7 +169,7 @@ bool RawFileSource::next(BlockBuffer& out) {
   specials_.erase(specials_.begin(), specials_.begin() + static_cast<std::ptrdiff_t>(handed));
   ahead_.assign(storage.begin() + static_cast<std::ptrdiff_t>(count),
                 storage.begin() + static_cast<std::ptrdiff_t>(filled));
-  out.begin_time = next_begin_;
+  out.begin_time = position_ == 0 ? storage[0].time : next_begin_;  // begins at the first tag
   out.end_time = count < filled ? storage[count].time : storage[count - 1].time + 1;
   position_ += count;
   next_begin_ = out.end_time;

@@ -10,9 +10,9 @@
 // one copy per tag, from the page cache at memory speed. Blocks hold copies: a file cut
 // shorter while it is read ends the read with an IoError naming the size it was cut to, and
 // blocks already handed out stay valid. A block never splits one time: a run of more than
-// 2^24 tags at one time is a DataError. (Mapping the file instead saves the copy but
-// costs building the page tables, which on some virtual machines made the source ten times
-// slower, and a cut under a mapping faults the process.) The records are those there at
+// 2^24 tags at one time is a DataError. (Mapping the file instead saves the copy but costs
+// building the page tables, which on some virtual machines made the source three to seven
+// times slower, and a cut under a mapping faults the process.) The records are those there at
 // opening.
 #pragma once
 
@@ -58,8 +58,7 @@ class RawFileSource : public Source {
   timestamp_t last_read_time_ = 0;
   std::vector<Tag> ahead_;             // read and checked, not handed out yet
   std::vector<std::size_t> specials_;  // read special tags not handed out yet (record indices)
-  bool started_ = false;
-  timestamp_t next_begin_ = 0;
+  timestamp_t next_begin_ = 0;         // the end of the last block
 };
 
 class RawFileWriter {
