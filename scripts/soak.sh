@@ -94,8 +94,10 @@ import json, os, statistics, sys, h5py
 seconds = int(sys.argv[1])
 sender = json.load(open("sender.json"))["sender"]
 rss = [tuple(map(int, line.split())) for line in open("rss.txt")]
-first = [kb for t, kb in rss if t < 60]
-last = [kb for t, kb in rss if t >= max(rss[-1][0] - 60, 60)]
+# The first and the last minute (halves of a run shorter than two minutes).
+window = min(60, seconds // 2)
+first = [kb for t, kb in rss if t < window]
+last = [kb for t, kb in rss if t >= max(rss[-1][0] - window, window)]
 growth = statistics.median(last) / statistics.median(first) - 1
 with h5py.File("soak.h5") as f:
     s = dict(f["source"].attrs)
