@@ -124,21 +124,46 @@ void Correlation::pairUpTo(timestamp_t limit) {
   }
 }
 
+// The pairs' taus are written out first and then counted in one flat loop: a loop over each
+// event's own partners would end at a different count every event, and mispredict there.
+template <class Count>
+void Correlation::countTaus(std::size_t written, Count count) {
+  const LinearBins bin_of = bin_of_;
+  const timestamp_t* const taus = taus_.data();
+  for (std::size_t i = 0; i < written; ++i) count(bin_of(taus[i]));
+}
+
+template <class Count>
+void Correlation::addTaus(timestamp_t t, const timestamp_t* partners, std::size_t pairs,
+                          std::size_t& written, Count count) {
+  const std::size_t room = std::max(pairs, kWholeDifferences);
+  if (written + room > taus_.size()) {
+    countTaus(written, count);
+    written = 0;
+    if (room > taus_.size()) taus_.resize(room);
+  }
+  writeDifferences(t, partners, pairs, taus_.data() + written);
+  written += pairs;
+}
+
 template <class Count>
 void Correlation::pairCrossUpTo(timestamp_t limit, Count count) {
   const auto partners = window_2_.times();
-  const LinearBins bin_of = bin_of_;
+  const bool any_partners = !partners.empty();  // an empty window may have no storage to read
   // partners[first, last) lie in the window of the current event; both ends only move forward.
   std::size_t first = 0;
   std::size_t last = 0;
   std::size_t done = 0;
+  std::size_t written = 0;
   for (; done < pending_1_.size(); ++done) {
     const timestamp_t t = pending_1_[done];
     if (t >= limit) break;
+    if (!any_partners) continue;
     first = advanceBelow(partners, first, t - highest_ + 1);
     last = advanceNotAbove(partners, std::max(last, first), t - lowest_);
-    for (std::size_t j = first; j < last; ++j) count(bin_of(t - partners[j]));
+    addTaus(t, partners.data() + first, last - first, written, count);
   }
+  countTaus(written, count);
   pending_1_.dropFront(done);
   window_2_.dropFront(first);
   // Every held-back event is at or after `limit`: older channel_2 events can never pair again
@@ -148,23 +173,24 @@ void Correlation::pairCrossUpTo(timestamp_t limit, Count count) {
 
 template <class Count>
 void Correlation::pairAutoUpTo(timestamp_t limit, Count count) {
-  const LinearBins bin_of = bin_of_;
   // An event is its own partner at tau = 0, which always lies in the window: counted with the
   // others, then taken back.
-  const std::size_t self_bin = bin_of(0);
+  const std::size_t self_bin = bin_of_(0);
   std::size_t first = 0;
   std::size_t last = 0;
   std::size_t paired = 0;
+  std::size_t written = 0;
   const auto events = events_.times();
   for (std::size_t at = cursor_; at < events.size(); ++at) {
     const timestamp_t t = events[at];
     if (t >= limit) break;
     first = advanceBelow(events, first, t - highest_ + 1);
     last = advanceNotAbove(events, std::max(last, first), t - lowest_);
-    for (std::size_t j = first; j < last; ++j) count(bin_of(t - events[j]));
-    --counts_[self_bin];
+    addTaus(t, events.data() + first, last - first, written, count);
     ++paired;
   }
+  countTaus(written, count);
+  counts_[self_bin] -= static_cast<std::int64_t>(paired);
   cursor_ += paired;
   events_.dropFront(first);
   cursor_ -= first;

@@ -154,21 +154,31 @@ void HistogramLogBins::handleClick(timestamp_t time) {
 }
 
 void HistogramLogBins::pairClicks(std::span<const timestamp_t> clicks) {
-  if (clicks.empty()) return;
-  lookup_.withKernel([&](const auto bin_of) {
-    const auto starts = starts_.times();
-    std::uint64_t* const counts = counts_.data();
-    // starts[first, last) lie within the span before the current click; both ends only move
-    // forward, as the clicks are time-ordered.
-    std::size_t first = 0;
-    std::size_t last = 0;
-    for (const timestamp_t click : clicks) {
-      first = advanceBelow(starts, first, click - span_ + 1);
-      // Later starts are too close to the click (or after it).
-      last = advanceNotAbove(starts, std::max(last, first), click - edges_.front());
-      for (std::size_t j = first; j < last; ++j) ++counts[bin_of(click - starts[j])];
+  // Without starts there are no pairs (and a window never filled has no storage to read).
+  if (clicks.empty() || starts_.empty()) return;
+  // Every pair's tau is written out first and then counted in one flat loop: a loop over each
+  // click's own starts would end at a different count every click, and mispredict there.
+  const auto starts = starts_.times();
+  // starts[first, last) lie within the span before the current click; both ends only move
+  // forward, as the clicks are time-ordered.
+  std::size_t first = 0;
+  std::size_t last = 0;
+  std::size_t written = 0;
+  for (const timestamp_t click : clicks) {
+    first = advanceBelow(starts, first, click - span_ + 1);
+    // Later starts are too close to the click (or after it).
+    last = advanceNotAbove(starts, std::max(last, first), click - edges_.front());
+    const std::size_t pairs = last - first;
+    const std::size_t room = std::max(pairs, kWholeDifferences);
+    if (written + room > taus_.size()) {
+      lookup_.countInto({taus_.data(), written}, counts_.data());
+      written = 0;
+      if (room > taus_.size()) taus_.resize(room);
     }
-  });
+    writeDifferences(click, starts.data() + first, pairs, taus_.data() + written);
+    written += pairs;
+  }
+  lookup_.countInto({taus_.data(), written}, counts_.data());
 }
 
 void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {

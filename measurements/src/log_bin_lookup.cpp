@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <bit>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace tagflow {
 
 namespace {
@@ -73,6 +77,44 @@ std::size_t LogBinLookup::binOf(timestamp_t tau) const {
   if (one_edge_) return bin + static_cast<std::size_t>(next_edge_[key] <= tau);
   while (edges_[bin + 1] <= tau) ++bin;
   return bin;
+}
+
+void LogBinLookup::countInto(std::span<const timestamp_t> taus, std::uint64_t* counts) const {
+  if (!(one_edge_ && via_double_)) {
+    for (const timestamp_t tau : taus) ++counts[binOf(tau)];
+    return;
+  }
+  // Locals: the loop stores counts, which the compiler cannot tell from the tables.
+  const std::uint32_t* const first_bin = first_bin_.data();
+  const timestamp_t* const next_edge = next_edge_.data();
+  const auto count = [&](timestamp_t tau, std::uint64_t key) {
+    ++counts[first_bin[key] + static_cast<std::uint32_t>(next_edge[key] <= tau)];
+  };
+  std::size_t i = 0;
+#if defined(__AVX2__)
+  // AVX2 has no int64 -> double conversion; below 2^52 the double of tau is exactly tau's bits
+  // in 2^52's mantissa, minus 2^52, so the keys equal keyOf()'s.
+  const __m256i two_52_bits = _mm256_set1_epi64x(0x4330000000000000LL);
+  const __m256d two_52 = _mm256_set1_pd(0x1.0p52);
+  const __m128i shift = _mm_cvtsi32_si128(52 - sub_bits_);
+  const __m256i key_offset =
+      _mm256_set1_epi64x(static_cast<long long>(std::uint64_t{1023} << sub_bits_));
+  alignas(32) std::uint64_t keys[8];
+  for (; i + 8 <= taus.size(); i += 8) {
+    for (std::size_t half = 0; half < 8; half += 4) {
+      const __m256i tau =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(taus.data() + i + half));
+      const __m256d value =
+          _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(tau, two_52_bits)), two_52);
+      _mm256_store_si256(
+          reinterpret_cast<__m256i*>(keys + half),
+          _mm256_sub_epi64(_mm256_srl_epi64(_mm256_castpd_si256(value), shift), key_offset));
+    }
+#pragma GCC unroll 8
+    for (std::size_t lane = 0; lane < 8; ++lane) count(taus[i + lane], keys[lane]);
+  }
+#endif
+  for (; i < taus.size(); ++i) count(taus[i], keyOf(taus[i]));
 }
 
 }  // namespace tagflow

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "tagflow/measurements/exact_divider.hpp"
@@ -67,6 +68,28 @@ TEST_CASE("the window advances agree with binary searches", "[pair_kernels]") {
       CHECK(advanceNotAbove(times, from, bound) == upper);
     }
     CHECK(advanceNotAbove(times, 0, std::numeric_limits<timestamp_t>::max()) == size);
+  }
+}
+
+TEST_CASE("writeDifferences writes every difference asked for, up to the window's end",
+          "[pair_kernels]") {
+  TimeWindow window;
+  std::mt19937_64 random(8);
+  timestamp_t time = 0;
+  for (int i = 0; i < 100; ++i) window.push(time += 1 + static_cast<timestamp_t>(random() % 5000));
+  const auto times = window.times();
+  const timestamp_t from = time + 12345;
+  std::vector<timestamp_t> out(200);
+  // Every count from 0 past kWholeDifferences, each run ending at the window's end (where the
+  // whole-run stores read into the slack) and one starting at its front.
+  for (std::size_t count = 0; count <= kWholeDifferences + 8; ++count) {
+    for (const std::size_t first : {times.size() - count, std::size_t{0}}) {
+      INFO("count " << count << " from " << first);
+      writeDifferences(from, times.data() + first, count, out.data());
+      std::size_t wrong = 0;
+      for (std::size_t j = 0; j < count; ++j) wrong += out[j] != from - times[first + j];
+      CHECK(wrong == 0);
+    }
   }
 }
 
@@ -131,11 +154,21 @@ TEST_CASE("LogBinLookup finds the bin an edge search finds", "[pair_kernels]") {
       if (tau >= edges.front() && tau < edges.back()) taus.push_back(tau);
     }
     std::size_t wrong = 0;
-    lookup.withKernel([&](const auto bin_of) {
-      for (const timestamp_t tau : taus) wrong += bin_of(tau) != search(tau);
-    });
     for (const timestamp_t tau : taus) wrong += lookup.binOf(tau) != search(tau);
     INFO("bins " << c.bins << " from 1e" << c.exp_start);
     CHECK(wrong == 0);
+    // Counting whole arrays (eight keys at a time with AVX2, the rest one by one) at every
+    // length of the tail.
+    std::vector<std::uint64_t> expected(edges.size() - 1), counted(edges.size() - 1);
+    for (std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8},
+                               std::size_t{9}, std::size_t{15}, taus.size()}) {
+      INFO("length " << length);
+      std::fill(expected.begin(), expected.end(), 0);
+      std::fill(counted.begin(), counted.end(), 0);
+      const std::span<const timestamp_t> part(taus.data(), length);
+      for (const timestamp_t tau : part) ++expected[search(tau)];
+      lookup.countInto(part, counted.data());
+      CHECK(counted == expected);
+    }
   }
 }

@@ -79,6 +79,12 @@ class Correlation : public Measurement {
   void pairCrossUpTo(timestamp_t limit, Count count);
   template <class Count>
   void pairAutoUpTo(timestamp_t limit, Count count);
+  // Queues the taus t - partners[j], j < pairs, counting the queue first when it is full.
+  template <class Count>
+  void addTaus(timestamp_t t, const timestamp_t* partners, std::size_t pairs, std::size_t& written,
+               Count count);
+  template <class Count>
+  void countTaus(std::size_t written, Count count);
   void forgetEvents();
   // Keeps the channel_2 events of a margin as partners, never as counted events or anchors.
   void keepPartners(std::span<const Tag> tags);
@@ -98,6 +104,7 @@ class Correlation : public Measurement {
   TimeWindow pending_1_;  // channel_1 events not yet paired (cross-correlation)
   TimeWindow window_2_;   // channel_2 events still inside the window of a pending event
   TimeWindow events_;     // auto-correlation: recent events; those before cursor_ are paired
+  std::vector<timestamp_t> taus_ = std::vector<timestamp_t>(8192);  // pairs waiting to be counted
   std::size_t cursor_ = 0;
   std::uint64_t events_1_ = 0;
   std::uint64_t events_2_ = 0;

@@ -5,13 +5,13 @@
 // holds two inner edges, one compare finishes a look-up; otherwise a short walk over the
 // edges does. Callers guarantee edges.front() <= tau < edges.back().
 //
-// withKernel() hands the caller's loop a small inline function object for the case at hand,
-// so that the loop over pairs is compiled once per case without a branch per pair.
+// countInto() counts a whole array of taus in one flat loop: with AVX2 the keys of eight taus
+// are computed at once and only the table reads and increments stay scalar.
 #pragma once
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "tagflow/core/tag.hpp"
@@ -24,37 +24,8 @@ class LogBinLookup {
   explicit LogBinLookup(const std::vector<timestamp_t>& edges);
 
   std::size_t binOf(timestamp_t tau) const;
-
-  // One compare after the look-up; taus below 2^52, whose key comes from a double's bits
-  // (exponent and leading mantissa bits: no data-dependent shift direction).
-  struct OneEdgeKernel {
-    const std::uint32_t* first_bin;
-    const timestamp_t* next_edge;
-    int shift;
-    std::uint64_t key_offset;
-
-    std::uint32_t operator()(timestamp_t tau) const {
-      const auto key = static_cast<std::uint32_t>(
-          (std::bit_cast<std::uint64_t>(static_cast<double>(tau)) >> shift) - key_offset);
-      return first_bin[key] + static_cast<std::uint32_t>(next_edge[key] <= tau);
-    }
-  };
-  struct GeneralKernel {
-    const LogBinLookup* lookup;
-    std::uint32_t operator()(timestamp_t tau) const {
-      return static_cast<std::uint32_t>(lookup->binOf(tau));
-    }
-  };
-
-  template <class F>
-  void withKernel(F&& f) const {
-    if (one_edge_ && via_double_) {
-      f(OneEdgeKernel{first_bin_.data(), next_edge_.data(), 52 - sub_bits_,
-                      std::uint64_t{1023} << sub_bits_});
-    } else {
-      f(GeneralKernel{this});
-    }
-  }
+  // ++counts[binOf(tau)] for every tau.
+  void countInto(std::span<const timestamp_t> taus, std::uint64_t* counts) const;
 
  private:
   std::uint32_t keyOf(timestamp_t tau) const;

@@ -4,7 +4,7 @@
 // a block in one pass without a data-dependent branch per tag: with several channels mixed at
 // random, that branch is what a per-tag loop spends most of its time mispredicting.
 // kReadSlack times past the end are always readable (unspecified values), so that vector code
-// may load whole registers at the end of the window.
+// may load whole registers, or a whole run of differences, at the end of the window.
 #pragma once
 
 #include <bit>
@@ -23,7 +23,7 @@ namespace tagflow {
 
 class TimeWindow {
  public:
-  static constexpr std::size_t kReadSlack = 8;
+  static constexpr std::size_t kReadSlack = 32;
 
   std::size_t size() const { return end_ - head_; }
   bool empty() const { return end_ == head_; }
@@ -95,6 +95,33 @@ inline std::size_t advanceNotAbove(std::span<const timestamp_t> times, std::size
   return bound == std::numeric_limits<timestamp_t>::max()
              ? times.size()
              : advanceBelow(times, position, bound + 1);
+}
+
+// With AVX2, writeDifferences() writes at most this many values whenever it is asked for no
+// more.
+inline constexpr std::size_t kWholeDifferences = 32;
+
+// out[j] = from - times[j] for j < count. A count up to 8 is written as 8 values, one up to
+// kWholeDifferences as kWholeDifferences, without a loop (the extra ones unspecified), so
+// that a caller writing one run after another has no loop exit to mispredict per run (which
+// of the two sizes a run takes changes seldom for a given window). It reads as many times
+// from `times` as it writes (within a TimeWindow's read slack when `times + count` is inside a
+// window that holds times) and `out` must have room for them.
+inline void writeDifferences(timestamp_t from, const timestamp_t* times, std::size_t count,
+                             timestamp_t* out) {
+#if defined(__AVX2__)
+  const auto write = [&](std::size_t whole) {
+    const __m256i lanes = _mm256_set1_epi64x(from);
+    for (std::size_t j = 0; j < whole; j += 4) {
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(out + j),
+          _mm256_sub_epi64(lanes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(times + j))));
+    }
+  };
+  if (count <= 8) return write(8);
+  if (count <= kWholeDifferences) return write(kWholeDifferences);
+#endif
+  for (std::size_t j = 0; j < count; ++j) out[j] = from - times[j];
 }
 
 // Appends the times of the tags on `channel_a` to `a` and of those on `channel_b` to `b`
