@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "tagflow/measurements/time_window.hpp"
+
 namespace tagflow {
 
 ChannelTimes::ChannelTimes(std::span<const channel_t> channels, std::string_view owner)
@@ -14,16 +16,17 @@ ChannelTimes::ChannelTimes(std::span<const channel_t> channels, std::string_view
 }
 
 void ChannelTimes::reserve(std::size_t tags) {
-  // One spare element: a write position may sit one past the last kept time.
+  // Spare elements: a write position may sit one past the last kept time, and the split of
+  // one or two channels stores whole vectors.
   for (std::size_t slot = 0; slot < index_.size(); ++slot) {
-    if (buffers_[slot].size() < tags + 1) buffers_[slot].resize(tags + 1);
+    if (buffers_[slot].size() < tags + kSplitSpare) buffers_[slot].resize(tags + kSplitSpare);
   }
 }
 
 namespace {
 
-// Up to four channels: a compare per channel and tag, write positions in registers. Four tags
-// per prefetch, as the plain scan does (a prefetch per tag costs a fifth of the loop).
+// Three or four channels: a compare per channel and tag, write positions in registers. Four
+// tags per prefetch, as the plain scan does (a prefetch per tag costs a fifth of the loop).
 template <std::size_t N>
 void gatherFew(std::span<const Tag> tags, const channel_t* wanted, timestamp_t* const* out,
                std::size_t* counts) {
@@ -58,9 +61,15 @@ void ChannelTimes::gather(std::span<const Tag> tags) {
   const channel_t* channels = index_.channels().data();
   switch (wanted) {
     case 1:
-      return gatherFew<1>(tags, channels, write_.data(), counts_.data());
-    case 2:
-      return gatherFew<2>(tags, channels, write_.data(), counts_.data());
+    case 2: {
+      // One or two channels: four tags at a time in vector registers.
+      const SplitCounts split =
+          splitChannelsInto(tags, channels[0], write_[0], wanted == 2 ? channels[1] : channels[0],
+                            wanted == 2 ? write_[1] : nullptr);
+      counts_[0] = split.a;
+      if (wanted == 2) counts_[1] = split.b;
+      return;
+    }
     case 3:
       return gatherFew<3>(tags, channels, write_.data(), counts_.data());
     case 4:

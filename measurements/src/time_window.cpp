@@ -86,18 +86,14 @@ __m256i channelLanes(channel_t channel) {
 
 }  // namespace
 
-void splitChannels(std::span<const Tag> tags, channel_t channel_a, TimeWindow& a,
-                   channel_t channel_b, TimeWindow* b) {
-  // Room for whole stores: every tag's time is written, only a match advances the position.
-  constexpr std::size_t kSpare = 4;
-  timestamp_t* const out_a = a.reserveFor(tags.size() + kSpare);
-  timestamp_t* const out_b = b != nullptr ? b->reserveFor(tags.size() + kSpare) : nullptr;
+SplitCounts splitChannelsInto(std::span<const Tag> tags, channel_t channel_a, timestamp_t* out_a,
+                              channel_t channel_b, timestamp_t* out_b) {
   std::size_t count_a = 0;
   std::size_t count_b = 0;
   std::size_t i = 0;
 #if defined(__AVX2__)
   const __m256i lanes_a = channelLanes(channel_a);
-  if (b == nullptr) {
+  if (out_b == nullptr) {
     for (; i + 4 <= tags.size(); i += 4) {
       prefetchAhead(&tags[i]);
       __m256i channels;
@@ -119,13 +115,21 @@ void splitChannels(std::span<const Tag> tags, channel_t channel_a, TimeWindow& a
     const Tag& tag = tags[i];
     out_a[count_a] = tag.time;
     count_a += tag.channel == channel_a;
-    if (b != nullptr) {
+    if (out_b != nullptr) {
       out_b[count_b] = tag.time;
       count_b += tag.channel == channel_b;
     }
   }
-  a.commit(count_a);
-  if (b != nullptr) b->commit(count_b);
+  return {count_a, count_b};
+}
+
+void splitChannels(std::span<const Tag> tags, channel_t channel_a, TimeWindow& a,
+                   channel_t channel_b, TimeWindow* b) {
+  timestamp_t* const out_a = a.reserveFor(tags.size() + kSplitSpare);
+  timestamp_t* const out_b = b != nullptr ? b->reserveFor(tags.size() + kSplitSpare) : nullptr;
+  const SplitCounts counts = splitChannelsInto(tags, channel_a, out_a, channel_b, out_b);
+  a.commit(counts.a);
+  if (b != nullptr) b->commit(counts.b);
 }
 
 }  // namespace tagflow
