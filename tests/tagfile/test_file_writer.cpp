@@ -148,3 +148,43 @@ TEST_CASE("FileWriter: a capture starting inside an overflow interval records it
   CHECK(replay.begin() == 100);
   CHECK(replay.end() == 200);
 }
+
+TEST_CASE("FileWriter: keeps exactly its channels' tags whatever runs of others lie between them",
+          "[tagfile]") {
+  // Runs of recorded and other channels of every length from 1 to 9 at every offset: the
+  // filter takes four tags at a time and copies a group whole when all four are recorded.
+  std::vector<Tag> tags;
+  timestamp_t time = 0;
+  for (std::size_t kept_run = 1; kept_run <= 9; ++kept_run) {
+    for (std::size_t other_run = 0; other_run <= 9; ++other_run) {
+      for (std::size_t k = 0; k < kept_run; ++k) tags.push_back(makeTimeTag(1 + k % 2, ++time));
+      for (std::size_t k = 0; k < other_run; ++k) tags.push_back(makeTimeTag(7, ++time));
+    }
+  }
+  std::vector<Tag> expected;
+  std::copy_if(tags.begin(), tags.end(), std::back_inserter(expected),
+               [](const Tag& tag) { return tag.channel != 7; });
+  test::TempDir dir;
+  const std::string path = dir.file("filtered.tags");
+  for (const std::size_t block_tags : {std::size_t{1}, std::size_t{5}, std::size_t{4096}}) {
+    INFO("blocks of " << block_tags << " tags");
+    {
+      FileWriter writer("writer", path, {1, 2});
+      writer.streamStarting();
+      for (std::size_t begin = 0, index = 0; begin < tags.size(); begin += block_tags, ++index) {
+        const std::size_t end = std::min(tags.size(), begin + block_tags);
+        BlockBuffer buffer;
+        buffer.storage.assign(tags.begin() + static_cast<std::ptrdiff_t>(begin),
+                              tags.begin() + static_cast<std::ptrdiff_t>(end));
+        buffer.publishStorage();
+        buffer.begin_time = tags[begin].time;
+        buffer.end_time = end < tags.size() ? tags[end].time : time + 1;
+        writer.processBlock(buffer.view(index));
+      }
+      writer.streamEnded();
+      writer.close();
+    }
+    FileReader reader(path);
+    CHECK(test::drain(reader).tags == expected);
+  }
+}

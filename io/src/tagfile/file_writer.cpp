@@ -1,6 +1,7 @@
 #include "tagflow/io/tagfile/file_writer.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "tagflow/core/error.hpp"
 
@@ -83,11 +84,29 @@ FileWriter::~FileWriter() {
 }
 
 std::size_t FileWriter::filter(std::span<const Tag> tags, Tag* out) const {
+  // A tag at a time, each store's address waits for the previous tag's verdict (2 ns a tag).
+  // Four at a time, four recorded tags, as in a stream of only the recorded channels, go as
+  // one copy whose address is known ahead.
+  const ChannelIndex::Lookup slot = index_.lookup();
   const std::uint32_t discard = index_.discardSlot();
+  const auto recorded = [&](const Tag& tag) { return slot(tag.channel) != discard; };
+  const Tag* const in = tags.data();
   std::size_t kept = 0;
-  for (const Tag& tag : tags) {
-    out[kept] = tag;
-    kept += index_.slot(tag.channel) != discard;
+  std::size_t i = 0;
+  for (; i + 4 <= tags.size(); i += 4) {
+    if (recorded(in[i]) & recorded(in[i + 1]) & recorded(in[i + 2]) & recorded(in[i + 3])) {
+      std::memcpy(static_cast<void*>(out + kept), in + i, 4 * sizeof(Tag));
+      kept += 4;
+      continue;
+    }
+    for (std::size_t k = i; k < i + 4; ++k) {
+      out[kept] = in[k];
+      kept += recorded(in[k]);
+    }
+  }
+  for (; i < tags.size(); ++i) {
+    out[kept] = in[i];
+    kept += recorded(in[i]);
   }
   return kept;
 }
