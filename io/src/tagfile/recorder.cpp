@@ -5,11 +5,10 @@
 namespace tagflow {
 
 TagFileRecorder::TagFileRecorder(TagFileOptions options, std::size_t buffers)
-    : writer_(std::move(options)), max_encoded_(std::max<std::size_t>(buffers, 1)) {
+    : writer_(std::move(options)) {
   free_buffers_.resize(std::max<std::size_t>(buffers, 1));
   bytes_written_ = writer_.bytesWritten();
-  encoder_ = std::thread([this] { encodeLoop(); });
-  writer_thread_ = std::thread([this] { writeLoop(); });
+  thread_ = std::thread([this] { recordLoop(); });
 }
 
 TagFileRecorder::~TagFileRecorder() {
@@ -59,7 +58,7 @@ void TagFileRecorder::submit(std::vector<Tag> tags, std::size_t count, timestamp
   job.count = count;
   job.begin_time = begin_time;
   job.end_time = end_time;
-  to_encode_.push_back(std::move(job));
+  to_record_.push_back(std::move(job));
   changed_.notify_all();
 }
 
@@ -70,7 +69,7 @@ void TagFileRecorder::marker(std::string text, timestamp_t time) {
   job.kind = Kind::Marker;
   job.text = std::move(text);
   job.begin_time = job.end_time = time;
-  to_encode_.push_back(std::move(job));
+  to_record_.push_back(std::move(job));
   changed_.notify_all();
 }
 
@@ -79,7 +78,7 @@ void TagFileRecorder::split() {
   throwIfFailed();
   Job job;
   job.kind = Kind::Split;
-  to_encode_.push_back(std::move(job));
+  to_record_.push_back(std::move(job));
   changed_.notify_all();
 }
 
@@ -90,7 +89,7 @@ void TagFileRecorder::flush() {
   job.kind = Kind::Flush;
   job.ticket = ++flush_requested_;
   const std::uint64_t ticket = job.ticket;
-  to_encode_.push_back(std::move(job));
+  to_record_.push_back(std::move(job));
   changed_.notify_all();
   changed_.wait(lock, [&] { return flush_done_ >= ticket || !error_.empty(); });
   throwIfFailed();
@@ -106,87 +105,44 @@ void TagFileRecorder::close() {
     closed_ = true;
     Job job;
     job.kind = Kind::Close;
-    to_encode_.push_back(std::move(job));
+    to_record_.push_back(std::move(job));
     changed_.notify_all();
   }
-  encoder_.join();
-  writer_thread_.join();
+  thread_.join();
   std::lock_guard lock(mutex_);
   if (!error_.empty()) throw IoError(error_);
 }
 
-// After an error both loops keep taking jobs and drop them, so that nobody waits for them.
-void TagFileRecorder::encodeLoop() {
+// After an error the loop keeps taking jobs and drops them, so that nobody waits for them.
+void TagFileRecorder::recordLoop() {
   BlockPacker packer(writer_.options().compression);
+  EncodedBlock block;  // its payload reused from record to record
   for (;;) {
     Job job;
     {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return !to_encode_.empty(); });
-      job = std::move(to_encode_.front());
-      to_encode_.pop_front();
+      changed_.wait(lock, [&] { return !to_record_.empty(); });
+      job = std::move(to_record_.front());
+      to_record_.pop_front();
     }
-    bool failed = false;
-    {
-      std::lock_guard lock(mutex_);
-      failed = !error_.empty();
-      if (job.kind == Kind::Tags && !free_payloads_.empty()) {
-        job.block.payload = std::move(free_payloads_.back());
-        free_payloads_.pop_back();
-      }
-    }
-    if (job.kind == Kind::Tags && !failed) {
-      try {
-        packer.pack(std::span<const Tag>(job.tags.data(), job.count), job.begin_time, job.end_time,
-                    job.block);
-      } catch (const std::exception& error) {
-        fail(std::string("encoding a tag file block failed: ") + error.what());
-      }
-    }
-    std::unique_lock lock(mutex_);
+    bool packed = false;
     if (job.kind == Kind::Tags) {
-      free_buffers_.push_back(std::move(job.tags));
-      // Bounded: wait until the writer has room (an error drains the queue).
-      changed_.wait(lock, [&] { return encoded_in_flight_ < max_encoded_ || !error_.empty(); });
-      ++encoded_in_flight_;
-    }
-    const bool closing = job.kind == Kind::Close;
-    to_write_.push_back(std::move(job));
-    changed_.notify_all();
-    if (closing) return;
-  }
-}
-
-void TagFileRecorder::writeLoop() {
-  for (;;) {
-    Job job;
-    {
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return !to_write_.empty(); });
-      job = std::move(to_write_.front());
-      to_write_.pop_front();
-    }
-    const bool failed = !error().empty();
-    try {
-      if (!failed) {
-        switch (job.kind) {
-          case Kind::Tags:
-            writer_.write(job.block);
-            break;
-          case Kind::Marker:
-            writer_.writeMarker(job.text, job.begin_time);
-            break;
-          case Kind::Split:
-            writer_.split();
-            break;
-          case Kind::Flush:
-            writer_.flush();
-            break;
-          case Kind::Close:
-            writer_.close();
-            break;
+      if (error().empty()) {
+        try {
+          packer.pack(std::span<const Tag>(job.tags.data(), job.count), job.begin_time,
+                      job.end_time, block);
+          packed = true;
+        } catch (const std::exception& error) {
+          fail(std::string("encoding a tag file block failed: ") + error.what());
         }
       }
+      // Packed: the producer may fill the buffer again while the record is written.
+      std::lock_guard lock(mutex_);
+      free_buffers_.push_back(std::move(job.tags));
+      changed_.notify_all();
+    }
+    try {
+      if (error().empty()) write(job, packed ? &block : nullptr);
     } catch (const std::exception& error) {
       fail(error.what());
     }
@@ -194,13 +150,29 @@ void TagFileRecorder::writeLoop() {
     tags_written_.store(writer_.tagsWritten(), std::memory_order_relaxed);
     parts_.store(writer_.partCount(), std::memory_order_relaxed);
     std::lock_guard lock(mutex_);
-    if (job.kind == Kind::Tags) {
-      --encoded_in_flight_;
-      free_payloads_.push_back(std::move(job.block.payload));
-    }
     if (job.kind == Kind::Flush) flush_done_ = std::max(flush_done_, job.ticket);
     changed_.notify_all();
     if (job.kind == Kind::Close) return;
+  }
+}
+
+void TagFileRecorder::write(const Job& job, EncodedBlock* block) {
+  switch (job.kind) {
+    case Kind::Tags:
+      if (block) writer_.write(*block);
+      break;
+    case Kind::Marker:
+      writer_.writeMarker(job.text, job.begin_time);
+      break;
+    case Kind::Split:
+      writer_.split();
+      break;
+    case Kind::Flush:
+      writer_.flush();
+      break;
+    case Kind::Close:
+      writer_.close();
+      break;
   }
 }
 

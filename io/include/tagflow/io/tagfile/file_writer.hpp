@@ -1,7 +1,7 @@
 // FileWriter: records the tags of the chosen channels, and every overflow, missed-events and
 // error tag, to a tag file set (docs/formats.md, docs/recording.md) while other measurements
 // run. The node only filters and copies tags into bounded buffers; packing, compression and
-// writing happen on the recorder's two threads, so they hold up no other measurement on the
+// writing happen on the recorder's thread, so they hold up no other measurement on the
 // same block, and a full set of buffers makes the node wait, which is the graph's
 // back-pressure. Blocks of 16384 to 32767 tags keep the recorded time range exactly: a replay
 // begins where the capture began and ends where it ended. Recording starts at construction,

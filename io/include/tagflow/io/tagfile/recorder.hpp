@@ -1,11 +1,14 @@
 // TagFileRecorder: records a stream into a tag file set without holding up the producer's
-// thread with encoding or I/O. The producer fills tag buffers and hands them over; an encoder
-// thread packs them into records and a writer thread writes them (TagFileWriter), so the
-// producer only copies tags. The buffers are few and recycled: when both threads are behind,
-// taking a buffer waits for one to come back, which is the back-pressure that slows the
-// producer (in a graph: the measurement node, and through it the source). An error of either
-// thread (a full disk, an I/O error) is kept and thrown as IoError by the producer's next call;
-// the records written before it stay readable. The producer side is used by one thread.
+// thread with encoding or I/O. The producer fills tag buffers and hands them over; the
+// recorder's thread packs each into a record, gives the buffer back and writes the record
+// (TagFileWriter), so the producer only copies tags. One thread for both, not one each: on a
+// machine with as few cores as a graph has threads, a fourth busy thread cost more in
+// scheduling than it gained in overlap (docs/benchmarks.md). The buffers are few and
+// recycled: when the thread is behind, taking a buffer waits for one to come back, which is
+// the back-pressure that slows the producer (in a graph: the measurement node, and through it
+// the source). An error of the thread (a full disk, an I/O error) is kept and thrown as IoError
+// by the producer's next call; the records written before it stay readable. The producer side
+// is used by one thread.
 #pragma once
 
 #include <atomic>
@@ -23,7 +26,7 @@ namespace tagflow {
 class TagFileRecorder {
  public:
   // Creates part 0 on the caller's thread (an unwritable path throws IoError here) and starts
-  // the two threads. `buffers` bounds the tag buffers in circulation.
+  // the thread. `buffers` bounds the tag buffers in circulation.
   explicit TagFileRecorder(TagFileOptions options, std::size_t buffers = 4);
   // Closes the set; errors are dropped (call close() to see them).
   ~TagFileRecorder();
@@ -56,27 +59,23 @@ class TagFileRecorder {
     Kind kind = Kind::Tags;
     std::vector<Tag> tags;
     std::size_t count = 0;
-    EncodedBlock block;
     std::string text;
     timestamp_t begin_time = 0;
     timestamp_t end_time = 0;
     std::uint64_t ticket = 0;
   };
 
-  void encodeLoop();
-  void writeLoop();
+  void recordLoop();
+  // The job's effect on the files; a Tags job writes `block`, or nothing if it was not packed.
+  void write(const Job& job, EncodedBlock* block);
   void fail(const std::string& message);
   void throwIfFailed() const;  // with mutex_ held
 
   TagFileWriter writer_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Job> to_encode_;
-  std::deque<Job> to_write_;
+  std::deque<Job> to_record_;
   std::vector<std::vector<Tag>> free_buffers_;
-  std::vector<std::vector<std::uint8_t>> free_payloads_;  // recycled: no allocation per block
-  std::size_t encoded_in_flight_ = 0;
-  std::size_t max_encoded_;
   std::uint64_t flush_requested_ = 0;
   std::uint64_t flush_done_ = 0;
   std::string error_;
@@ -84,8 +83,7 @@ class TagFileRecorder {
   std::atomic<std::uint64_t> bytes_written_{0};
   std::atomic<std::uint64_t> tags_written_{0};
   std::atomic<std::uint32_t> parts_{1};
-  std::thread encoder_;
-  std::thread writer_thread_;
+  std::thread thread_;
 };
 
 }  // namespace tagflow
