@@ -6,7 +6,7 @@
 # of the AVX2 fast paths) and under AddressSanitizer+UBSan (with the split-by-time and the
 # live view's C++ tests),
 # and the core tests under
-# ThreadSanitizer with the UDP link's threads, and run them, and last runs each libFuzzer target for a bounded time
+# ThreadSanitizer with the UDP link's and the tag file recorder's threads, and run them, and last runs each libFuzzer target for a bounded time
 # (FUZZ_SECONDS, default 30). Under TSan the tests that run a flow graph are left out: Debian's oneTBB is not
 # built with TSan, so the hand-offs it orders between tasks look like races to TSan (see
 # docs/testing.md). Build folders: build/, build-asan/, build-tsan/.
@@ -41,7 +41,8 @@ sanitized baseline "" x86-64 '-L core|measurements' "${unit_tests[@]}"
 sanitized asan address x86-64-v3 '-L core|measurements|serve' "${unit_tests[@]}" \
   tagflow_split_tests tagflow_serve_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-  sanitized tsan thread x86-64-v3 "-L core|udp -LE graph|netns" tagflow_core_tests tagflow_udp_tests
+  sanitized tsan thread x86-64-v3 "-L core|udp|tagfile -LE graph|netns" tagflow_core_tests \
+  tagflow_udp_tests tagflow_tagfile_tests
 
 echo "== libFuzzer: every fuzz target (tag files, UDP decoder, vendor readers), ${FUZZ_SECONDS:-30} s each"
 bash "$root/scripts/fuzz.sh" "${FUZZ_SECONDS:-30}"
