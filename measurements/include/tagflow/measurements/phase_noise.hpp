@@ -98,8 +98,11 @@ class PhaseNoise : public Measurement {
     double period_fraction = 0;
     timestamp_t predicted_whole = 0;  // ideal time of the next edge = whole + fraction
     double predicted_fraction = 0;
-    double previous_phase = 0;
     std::uint64_t series_edges = 0;
+    // Not beside predicted_fraction: GCC kept two neighbouring doubles that addEdges() stores
+    // together in one vector register through its loop, which put two shuffles on the chain
+    // from one edge's prediction to the next.
+    double previous_phase = 0;
     timestamp_t series_first = 0;
     timestamp_t series_last = 0;
     timestamp_t closed_span = 0;
