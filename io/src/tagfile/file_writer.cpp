@@ -12,8 +12,8 @@ namespace {
 // Fewest tags per recorded block: the graph's default block, small enough to stay in cache
 // while it is packed, large enough that the 56-byte record header costs nothing.
 constexpr std::size_t kBlockTags = 16384;
-// Tag buffers in circulation between the node and the recorder's threads: enough that the
-// node rarely waits while the encoder is off its core on a machine with fewer cores than
+// Tag buffers in circulation between the node and the recorder's thread: enough that the
+// node rarely waits while the recorder is off its core on a machine with fewer cores than
 // threads (to disk with fsync, six gave 128 to 160 MTags/s where sixteen gave 160 to 179).
 constexpr std::size_t kBuffers = 16;
 
