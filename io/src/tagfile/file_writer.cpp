@@ -89,12 +89,15 @@ std::size_t FileWriter::filter(std::span<const Tag> tags, Tag* out) const {
   // one copy whose address is known ahead.
   const ChannelIndex::Lookup slot = index_.lookup();
   const std::uint32_t discard = index_.discardSlot();
-  const auto recorded = [&](const Tag& tag) { return slot(tag.channel) != discard; };
+  // 1 or 0, summed over a group without a branch per tag.
+  const auto recorded = [&](const Tag& tag) {
+    return static_cast<unsigned>(slot(tag.channel) != discard);
+  };
   const Tag* const in = tags.data();
   std::size_t kept = 0;
   std::size_t i = 0;
   for (; i + 4 <= tags.size(); i += 4) {
-    if (recorded(in[i]) & recorded(in[i + 1]) & recorded(in[i + 2]) & recorded(in[i + 3])) {
+    if (recorded(in[i]) + recorded(in[i + 1]) + recorded(in[i + 2]) + recorded(in[i + 3]) == 4) {
       std::memcpy(static_cast<void*>(out + kept), in + i, 4 * sizeof(Tag));
       kept += 4;
       continue;
