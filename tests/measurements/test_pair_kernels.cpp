@@ -125,10 +125,12 @@ TEST_CASE("LogBinLookup finds the bin an edge search finds", "[pair_kernels]") {
     double exp_start, exp_stop;
     int bins;
   };
-  // 1000 and 100000 bins over six decades take one compare; 100000 over three or one need the
-  // walk.
-  for (const Case c : {Case{-12, -6, 1000}, Case{-12, -3, 37}, Case{-12, -6, 100000},
-                       Case{-9, -6, 100000}, Case{-9, -8, 100000}, Case{-10, 0, 5000}}) {
+  // 1000 and 100000 bins over six decades, and 100000 over one decade at 1 ns (whole-ps edges
+  // merge to 9000), take one compare; 100000 bins over three decades walk over up to two edges a
+  // key, 200000 over one decade at 1 us over up to eleven.
+  for (const Case c :
+       {Case{-12, -6, 1000}, Case{-12, -3, 37}, Case{-12, -6, 100000}, Case{-9, -6, 100000},
+        Case{-9, -8, 100000}, Case{-6, -5, 200000}, Case{-10, 0, 5000}}) {
     std::vector<timestamp_t> edges;
     for (int i = 0; i <= c.bins; ++i) {
       const double exponent = c.exp_start + (c.exp_stop - c.exp_start) * i / c.bins;

@@ -13,8 +13,8 @@
 // counted during accumulation: the usual normalisation without gates; with a start gate it
 // assumes the gate is open as often before a click as on average.
 //
-// Bin look-up does not search the edges (LogBinLookup): one compare up to about a thousand
-// bins per octave, a short walk beyond. The taus of a block's pairs are written out and then
+// Bin look-up does not search the edges (LogBinLookup): one compare up to about 5600 bins
+// per octave, a short walk beyond. The taus of a block's pairs are written out and then
 // counted in one pass.
 #pragma once
 

@@ -43,7 +43,7 @@ class TagFileRecorder {
   void split();
   // Waits until everything handed over is in the files and the set reads as complete.
   void flush();
-  // Flushes, ends the set and stops the threads; later calls throw.
+  // Flushes, ends the set and stops the thread; later calls throw.
   void close();
 
   // The error that stopped recording, or "" (also readable from other threads).

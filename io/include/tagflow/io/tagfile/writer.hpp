@@ -17,7 +17,7 @@
 // pages stay few.
 //
 // Encoding (packing, compression, checksum) is split from writing, so that a recorder can
-// encode on one thread and write on another: BlockPacker makes an EncodedBlock,
+// encode and write away from the thread that hands it blocks: BlockPacker makes an EncodedBlock,
 // TagFileWriter::write puts it into the file.
 #pragma once
 
