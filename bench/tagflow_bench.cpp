@@ -242,7 +242,7 @@ int memoryCheck(const Options& options) {
 
 void writeJson(const std::string& path, const Options& options, std::size_t tags, double scan,
                double bare_scan, const std::vector<CaseResult>& results, double together_1,
-               double together_n, double pair_1, double pair_n) {
+               double together_n, bool has_pair, double pair_1, double pair_n) {
   nlohmann::json rows = nlohmann::json::array();
   for (const CaseResult& result : results) {
     rows.push_back({{"name", result.name},
@@ -250,21 +250,27 @@ void writeJson(const std::string& path, const Options& options, std::size_t tags
                     {"ratio_to_scan", result.capacity / scan},
                     {"wall_mtags_per_s", result.wall}});
   }
-  const nlohmann::json json{
-      {"cpu", cpuModel()},
-      {"tags", tags},
-      {"block_size", options.block_size},
-      {"threads", options.threads},
-      {"runs", options.runs},
-      {"scan_mtags_per_s", scan},
-      {"bare_scan_mtags_per_s", bare_scan},
-      {"results", rows},
-      {"all_together",
-       {{"threads", options.threads},
-        {"wall_mtags_per_s", together_n},
-        {"one_thread_wall_mtags_per_s", together_1}}},
-      {"counter_countrate",
-       {{"one_thread_wall_mtags_per_s", pair_1}, {"wall_mtags_per_s", pair_n}}}};
+  // Groups that did not run (--only) are null.
+  nlohmann::json together = nullptr;
+  if (together_1 > 0) {
+    together = {{"threads", options.threads},
+                {"wall_mtags_per_s", together_n},
+                {"one_thread_wall_mtags_per_s", together_1}};
+  }
+  nlohmann::json counter_countrate = nullptr;
+  if (has_pair) {
+    counter_countrate = {{"one_thread_wall_mtags_per_s", pair_1}, {"wall_mtags_per_s", pair_n}};
+  }
+  const nlohmann::json json{{"cpu", cpuModel()},
+                            {"tags", tags},
+                            {"block_size", options.block_size},
+                            {"threads", options.threads},
+                            {"runs", options.runs},
+                            {"scan_mtags_per_s", scan},
+                            {"bare_scan_mtags_per_s", bare_scan},
+                            {"results", rows},
+                            {"all_together", together},
+                            {"counter_countrate", counter_countrate}};
   std::ofstream out(path);
   out << json.dump(2) << "\n";
   if (!out) throw std::runtime_error("cannot write " + path);
@@ -297,9 +303,11 @@ int runBench(const Options& options) {
     results.push_back({"SyntheticSource", "the demo channels drained into blocks (one core)",
                        synthetic, synthetic});
   }
-  const double together_1 = cases.empty() ? 0 : measureTogether(cases, stream, options, 1);
+  // With --only there is no group to run together.
+  const bool has_group = cases.size() > 1;
+  const double together_1 = has_group ? measureTogether(cases, stream, options, 1) : 0;
   const double together_n =
-      cases.empty() ? 0 : measureTogether(cases, stream, options, options.threads);
+      has_group ? measureTogether(cases, stream, options, options.threads) : 0;
   // Two measurements of similar cost show what the second core buys; "all together" is
   // bounded by its slowest member instead.
   std::vector<BenchCase> pair;
@@ -327,10 +335,12 @@ int runBench(const Options& options) {
   for (const auto& result : results) row(result);
   std::cout << "\nbare scan outside the engine: " << bare_scan
             << " MTags/s; scan in the graph (wall): " << scan.wall
-            << " MTags/s = " << std::setprecision(2) << scan.wall / bare_scan << " of bare\n"
-            << std::setprecision(1) << "all together (all but Null): " << together_1
-            << " MTags/s wall on 1 thread, " << together_n << " MTags/s on " << options.threads
-            << " threads (x" << std::setprecision(2) << together_n / together_1 << ")\n";
+            << " MTags/s = " << std::setprecision(2) << scan.wall / bare_scan << " of bare\n";
+  if (has_group) {
+    std::cout << std::setprecision(1) << "all together (all but Null): " << together_1
+              << " MTags/s wall on 1 thread, " << together_n << " MTags/s on " << options.threads
+              << " threads (x" << std::setprecision(2) << together_n / together_1 << ")\n";
+  }
   if (has_pair) {
     std::cout << std::setprecision(1) << "Counter + Countrate: " << pair_1
               << " MTags/s wall on 1 thread, " << pair_n << " MTags/s on " << options.threads
@@ -338,7 +348,7 @@ int runBench(const Options& options) {
   }
   if (!options.json.empty()) {
     writeJson(options.json, options, stream->size(), scan.capacity, bare_scan, results, together_1,
-              together_n, pair_1, pair_n);
+              together_n, has_pair, pair_1, pair_n);
     std::cout << "json written to " << options.json << "\n";
   }
   return 0;
