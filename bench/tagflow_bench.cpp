@@ -242,7 +242,7 @@ int memoryCheck(const Options& options) {
 
 void writeJson(const std::string& path, const Options& options, std::size_t tags, double scan,
                double bare_scan, const std::vector<CaseResult>& results, double together_1,
-               double together_n, bool has_pair, double pair_1, double pair_n) {
+               double together_n, double pair_1, double pair_n) {
   nlohmann::json rows = nlohmann::json::array();
   for (const CaseResult& result : results) {
     rows.push_back({{"name", result.name},
@@ -250,7 +250,7 @@ void writeJson(const std::string& path, const Options& options, std::size_t tags
                     {"ratio_to_scan", result.capacity / scan},
                     {"wall_mtags_per_s", result.wall}});
   }
-  // Groups that did not run (--only) are null.
+  // Groups that did not run (--only; their rates are 0) are null.
   nlohmann::json together = nullptr;
   if (together_1 > 0) {
     together = {{"threads", options.threads},
@@ -258,7 +258,7 @@ void writeJson(const std::string& path, const Options& options, std::size_t tags
                 {"one_thread_wall_mtags_per_s", together_1}};
   }
   nlohmann::json counter_countrate = nullptr;
-  if (has_pair) {
+  if (pair_1 > 0) {
     counter_countrate = {{"one_thread_wall_mtags_per_s", pair_1}, {"wall_mtags_per_s", pair_n}};
   }
   const nlohmann::json json{{"cpu", cpuModel()},
@@ -348,7 +348,7 @@ int runBench(const Options& options) {
   }
   if (!options.json.empty()) {
     writeJson(options.json, options, stream->size(), scan.capacity, bare_scan, results, together_1,
-              together_n, has_pair, pair_1, pair_n);
+              together_n, pair_1, pair_n);
     std::cout << "json written to " << options.json << "\n";
   }
   return 0;
