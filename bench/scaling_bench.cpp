@@ -77,7 +77,7 @@ std::vector<Family> families() {
   Family log_bins{"HistogramLogBins",
                   "the cost is the pairs: about 20 starts of channel 1 (20 MHz) per click "
                   "within 1 us, one of channel 4 (1 MHz); 100000 bins outgrow the caches "
-                  "(42911 bins after equal edges merge: 343 KB of counts, 2 MB of look-up table)",
+                  "(42911 bins after equal edges merge: 343 KB of counts, 1.3 MB of look-up table)",
                   {}};
   for (const auto& [label, start, n_bins] :
        {std::tuple{"1000 bins", 1, 1000}, std::tuple{"100 bins", 1, 100},

@@ -156,8 +156,9 @@ void HistogramLogBins::handleClick(timestamp_t time) {
 void HistogramLogBins::pairClicks(std::span<const timestamp_t> clicks) {
   // Without starts there are no pairs (and a window never filled has no storage to read).
   if (clicks.empty() || starts_.empty()) return;
-  // Every pair's tau is written out first and then counted in one flat loop: a loop over each
-  // click's own starts would end at a different count every click, and mispredict there.
+  // Every pair's word (its tau as the look-up reads it) is written out first and then counted
+  // in one flat loop: a loop over each click's own starts would end at a different count every
+  // click, and mispredict there.
   const auto starts = starts_.times();
   // starts[first, last) lie within the span before the current click; both ends only move
   // forward, as the clicks are time-ordered.
@@ -170,15 +171,15 @@ void HistogramLogBins::pairClicks(std::span<const timestamp_t> clicks) {
     last = advanceNotAbove(starts, std::max(last, first), click - edges_.front());
     const std::size_t pairs = last - first;
     const std::size_t room = std::max(pairs, kWholeDifferences);
-    if (written + room > taus_.size()) {
-      lookup_.countInto({taus_.data(), written}, counts_.data());
+    if (written + room > words_.size()) {
+      lookup_.countWords({words_.data(), written}, counts_.data());
       written = 0;
-      if (room > taus_.size()) taus_.resize(room);
+      if (room > words_.size()) words_.resize(room);
     }
-    writeDifferences(click, starts.data() + first, pairs, taus_.data() + written);
+    lookup_.writeWords(click, starts.data() + first, pairs, words_.data() + written);
     written += pairs;
   }
-  lookup_.countInto({taus_.data(), written}, counts_.data());
+  lookup_.countWords({words_.data(), written}, counts_.data());
 }
 
 void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {

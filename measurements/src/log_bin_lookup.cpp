@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "tagflow/measurements/time_window.hpp"
+
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -11,10 +13,10 @@ namespace tagflow {
 
 namespace {
 
-// Finer keys cost table memory: 12 bytes per key, (top bit of the span + 1) << sub_bits keys.
-// The finest, 13 bits, tell bins 1.2e-4 apart in one compare (100000 bins over six decades are
-// 1.4e-4 apart; at 11 bits their look-ups walked, at a third of the speed) and cost at most
-// 63 << 13 keys, 6.2 MB, where the span reaches the limit of a time.
+// Finer keys cost table memory: (top bit of the span + 1) << sub_bits keys, 8 bytes each when
+// packed, 12 otherwise. The finest, 13 bits, tell bins 1.2e-4 apart in one compare (100000
+// bins over six decades are 1.4e-4 apart; at 11 bits their look-ups walked, at a third of the
+// speed) and cost at most 63 << 13 keys, 6.2 MB, where the span reaches the limit of a time.
 constexpr int kCoarsestSubBits = 6;
 constexpr int kFinestSubBits = 13;
 // Below this a double holds tau exactly.
@@ -42,6 +44,10 @@ LogBinLookup::LogBinLookup(const std::vector<timestamp_t>& edges)
   for (int sub_bits = kCoarsestSubBits; sub_bits <= kFinestSubBits && !one_edge_; ++sub_bits) {
     one_edge_ = buildOneEdgeTables(edges, sub_bits);
   }
+  if (one_edge_ && via_double_ && packTables()) {
+    first_bin_ = {};
+    next_edge_ = {};
+  }
 }
 
 bool LogBinLookup::buildOneEdgeTables(const std::vector<timestamp_t>& edges, int sub_bits) {
@@ -64,17 +70,35 @@ bool LogBinLookup::buildOneEdgeTables(const std::vector<timestamp_t>& edges, int
   return one_edge;
 }
 
-std::uint32_t LogBinLookup::keyOf(timestamp_t tau) const {
-  if (via_double_) {
-    // The exponent and leading mantissa bits: no data-dependent shift direction.
-    const auto bits = std::bit_cast<std::uint64_t>(static_cast<double>(tau));
-    return static_cast<std::uint32_t>((bits >> (52 - sub_bits_)) -
-                                      (std::uint64_t{1023} << sub_bits_));
+bool LogBinLookup::packTables() {
+  const int low_bits = 52 - sub_bits_;
+  const int bin_shift = low_bits + 1;
+  // The bin goes above the edge's low bits and one more bit, where the compare carries.
+  if ((edges_.size() - 1) >> (63 - bin_shift) != 0) return false;
+  const std::uint64_t low_mask = (std::uint64_t{1} << low_bits) - 1;
+  packed_.resize(first_bin_.size());
+  for (std::size_t key = 0; key < packed_.size(); ++key) {
+    const std::uint64_t edge_word = wordOf(next_edge_[key]);
+    // The next edge lies above the key's smallest tau: in the key's range or past it (then
+    // no low bits reach it: 2^low_bits).
+    const std::uint64_t edge_low =
+        (edge_word >> low_bits) == key ? edge_word & low_mask : low_mask + 1;
+    // A tau's low bits added to 2^bin_shift - edge_low carry into the bin exactly when they
+    // are not below the edge's.
+    packed_[key] = (std::uint64_t{first_bin_[key]} << bin_shift) +
+                   ((std::uint64_t{1} << bin_shift) - edge_low);
   }
+  low_bits_ = low_bits;
+  return true;
+}
+
+std::uint32_t LogBinLookup::keyOf(timestamp_t tau) const {
+  if (via_double_) return static_cast<std::uint32_t>(wordOf(tau) >> (52 - sub_bits_));
   return integerKey(static_cast<std::uint64_t>(tau), sub_bits_);
 }
 
 std::size_t LogBinLookup::binOf(timestamp_t tau) const {
+  if (!packed_.empty()) return packedBin(packed_.data(), wordOf(tau), low_bits_);
   const std::uint32_t key = keyOf(tau);
   std::size_t bin = first_bin_[key];
   if (one_edge_) return bin + static_cast<std::size_t>(next_edge_[key] <= tau);
@@ -82,42 +106,38 @@ std::size_t LogBinLookup::binOf(timestamp_t tau) const {
   return bin;
 }
 
-void LogBinLookup::countInto(std::span<const timestamp_t> taus, std::uint64_t* counts) const {
-  if (!(one_edge_ && via_double_)) {
-    for (const timestamp_t tau : taus) ++counts[binOf(tau)];
-    return;
+template <int kLowBits>
+void LogBinLookup::countPacked(std::span<const timestamp_t> words, std::uint64_t* counts) const {
+  // A local: the loop stores counts, which the compiler cannot tell from the table.
+  const std::uint64_t* const entries = packed_.data();
+  for (const timestamp_t word : words) {
+    ++counts[packedBin(entries, static_cast<std::uint64_t>(word), kLowBits)];
   }
-  // Locals: the loop stores counts, which the compiler cannot tell from the tables.
-  const std::uint32_t* const first_bin = first_bin_.data();
-  const timestamp_t* const next_edge = next_edge_.data();
-  const auto count = [&](timestamp_t tau, std::uint64_t key) {
-    ++counts[first_bin[key] + static_cast<std::uint32_t>(next_edge[key] <= tau)];
-  };
-  std::size_t i = 0;
-#if defined(__AVX2__)
-  // AVX2 has no int64 -> double conversion; below 2^52 the double of tau is exactly tau's bits
-  // in 2^52's mantissa, minus 2^52, so the keys equal keyOf()'s.
-  const __m256i two_52_bits = _mm256_set1_epi64x(0x4330000000000000LL);
-  const __m256d two_52 = _mm256_set1_pd(0x1.0p52);
-  const __m128i shift = _mm_cvtsi32_si128(52 - sub_bits_);
-  const __m256i key_offset =
-      _mm256_set1_epi64x(static_cast<long long>(std::uint64_t{1023} << sub_bits_));
-  alignas(32) std::uint64_t keys[8];
-  for (; i + 8 <= taus.size(); i += 8) {
-    for (std::size_t half = 0; half < 8; half += 4) {
-      const __m256i tau =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(taus.data() + i + half));
-      const __m256d value =
-          _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(tau, two_52_bits)), two_52);
-      _mm256_store_si256(
-          reinterpret_cast<__m256i*>(keys + half),
-          _mm256_sub_epi64(_mm256_srl_epi64(_mm256_castpd_si256(value), shift), key_offset));
-    }
-#pragma GCC unroll 8
-    for (std::size_t lane = 0; lane < 8; ++lane) count(taus[i + lane], keys[lane]);
+}
+
+void LogBinLookup::countWords(std::span<const timestamp_t> words, std::uint64_t* counts) const {
+  static_assert(kCoarsestSubBits == 6 && kFinestSubBits == 13, "one case per key width");
+  // The shifts by constants (as fast as the look-up itself would be without them).
+  switch (low_bits_) {
+    case 46:
+      return countPacked<46>(words, counts);
+    case 45:
+      return countPacked<45>(words, counts);
+    case 44:
+      return countPacked<44>(words, counts);
+    case 43:
+      return countPacked<43>(words, counts);
+    case 42:
+      return countPacked<42>(words, counts);
+    case 41:
+      return countPacked<41>(words, counts);
+    case 40:
+      return countPacked<40>(words, counts);
+    case 39:
+      return countPacked<39>(words, counts);
+    default:  // no packed table
+      for (const timestamp_t tau : words) ++counts[binOf(tau)];
   }
-#endif
-  for (; i < taus.size(); ++i) count(taus[i], keyOf(taus[i]));
 }
 
 }  // namespace tagflow

@@ -127,10 +127,11 @@ TEST_CASE("LogBinLookup finds the bin an edge search finds", "[pair_kernels]") {
   };
   // 1000 and 100000 bins over six decades, and 100000 over one decade at 1 ns (whole-ps edges
   // merge to 9000), take one compare; 100000 bins over three decades walk over up to two edges a
-  // key, 200000 over one decade at 1 us over up to eleven.
+  // key, 200000 over one decade at 1 us over up to eleven. Up to 10^4 s the taus pass 2^52 ps
+  // and the keys come from the integers.
   for (const Case c :
        {Case{-12, -6, 1000}, Case{-12, -3, 37}, Case{-12, -6, 100000}, Case{-9, -6, 100000},
-        Case{-9, -8, 100000}, Case{-6, -5, 200000}, Case{-10, 0, 5000}}) {
+        Case{-9, -8, 100000}, Case{-6, -5, 200000}, Case{-10, 0, 5000}, Case{-12, 4, 1000}}) {
     std::vector<timestamp_t> edges;
     for (int i = 0; i <= c.bins; ++i) {
       const double exponent = c.exp_start + (c.exp_stop - c.exp_start) * i / c.bins;
@@ -160,17 +161,26 @@ TEST_CASE("LogBinLookup finds the bin an edge search finds", "[pair_kernels]") {
     for (const timestamp_t tau : taus) wrong += lookup.binOf(tau) != search(tau);
     INFO("bins " << c.bins << " from 1e" << c.exp_start);
     CHECK(wrong == 0);
-    // Counting whole arrays (eight keys at a time with AVX2, the rest one by one) at every
-    // length of the tail.
+    // The words written in runs of every length up to 40 (whole vectors up to
+    // kWholeDifferences, one at a time beyond), then counted as arrays of several lengths.
+    const timestamp_t from = edges.back();
+    std::vector<timestamp_t> times(taus.size() + kWholeDifferences);
+    for (std::size_t j = 0; j < taus.size(); ++j) times[j] = from - taus[j];
+    std::vector<timestamp_t> words(taus.size() + kWholeDifferences);
+    std::size_t written = 0;
+    for (std::size_t run = 1; written < taus.size(); run = run % 40 + 1) {
+      const std::size_t count = std::min(run, taus.size() - written);
+      lookup.writeWords(from, times.data() + written, count, words.data() + written);
+      written += count;
+    }
     std::vector<std::uint64_t> expected(edges.size() - 1), counted(edges.size() - 1);
     for (std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8},
                                std::size_t{9}, std::size_t{15}, taus.size()}) {
       INFO("length " << length);
       std::fill(expected.begin(), expected.end(), 0);
       std::fill(counted.begin(), counted.end(), 0);
-      const std::span<const timestamp_t> part(taus.data(), length);
-      for (const timestamp_t tau : part) ++expected[search(tau)];
-      lookup.countInto(part, counted.data());
+      for (std::size_t j = 0; j < length; ++j) ++expected[search(taus[j])];
+      lookup.countWords({words.data(), length}, counted.data());
       CHECK(counted == expected);
     }
   }

@@ -14,8 +14,8 @@
 // assumes the gate is open as often before a click as on average.
 //
 // Bin look-up does not search the edges (LogBinLookup): one compare up to about 5600 bins
-// per octave, a short walk beyond. The taus of a block's pairs are written out and then
-// counted in one pass.
+// per octave, a short walk beyond. The block's pairs are written out and then counted in one
+// pass.
 #pragma once
 
 #include <array>
@@ -135,7 +135,7 @@ class HistogramLogBins : public Measurement {
   std::vector<std::uint64_t> counts_;
   TimeWindow starts_;
   TimeWindow clicks_;  // this block's clicks (ungated: paired after the split)
-  std::vector<timestamp_t> taus_ = std::vector<timestamp_t>(8192);  // pairs waiting to be counted
+  std::vector<timestamp_t> words_ = std::vector<timestamp_t>(8192);  // pairs waiting to be counted
   GateState click_gate_;
   GateState start_gate_;
   timestamp_t accumulate_from_ = 0;

@@ -97,31 +97,51 @@ inline std::size_t advanceNotAbove(std::span<const timestamp_t> times, std::size
              : advanceBelow(times, position, bound + 1);
 }
 
-// With AVX2, writeDifferences() writes at most this many values whenever it is asked for no
-// more.
+// With AVX2, writeMappedDifferences() writes at most this many values whenever it is asked
+// for no more.
 inline constexpr std::size_t kWholeDifferences = 32;
 
-// out[j] = from - times[j] for j < count. A count up to 8 is written as 8 values, one up to
-// kWholeDifferences as kWholeDifferences, without a loop (the extra ones unspecified), so
-// that a caller writing one run after another has no loop exit to mispredict per run (which
-// of the two sizes a run takes changes seldom for a given window). It reads as many times
-// from `times` as it writes (within a TimeWindow's read slack when `times + count` is inside a
-// window that holds times) and `out` must have room for them.
-inline void writeDifferences(timestamp_t from, const timestamp_t* times, std::size_t count,
-                             timestamp_t* out) {
+// The identity map of writeMappedDifferences().
+struct PlainDifference {
+#if defined(__AVX2__)
+  static __m256i lanes(__m256i differences) {
+    return differences;
+  }
+#endif
+  static timestamp_t one(timestamp_t difference) {
+    return difference;
+  }
+};
+
+// out[j] = map(from - times[j]) for j < count, the map applied by `map.lanes` to four
+// differences at a time (AVX2) and by `map.one` to one. A count up to 8 is written as 8
+// values, one up to kWholeDifferences as kWholeDifferences, without a loop (the extra ones
+// unspecified), so that a caller writing one run after another has no loop exit to mispredict
+// per run (which of the two sizes a run takes changes seldom for a given window). It reads as
+// many times from `times` as it writes (within a TimeWindow's read slack when `times + count`
+// is inside a window that holds times) and `out` must have room for them.
+template <class Map>
+inline void writeMappedDifferences(timestamp_t from, const timestamp_t* times, std::size_t count,
+                                   timestamp_t* out, const Map& map) {
 #if defined(__AVX2__)
   const auto write = [&](std::size_t whole) {
     const __m256i lanes = _mm256_set1_epi64x(from);
     for (std::size_t j = 0; j < whole; j += 4) {
-      _mm256_storeu_si256(
-          reinterpret_cast<__m256i*>(out + j),
-          _mm256_sub_epi64(lanes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(times + j))));
+      const __m256i differences =
+          _mm256_sub_epi64(lanes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(times + j)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), map.lanes(differences));
     }
   };
   if (count <= 8) return write(8);
   if (count <= kWholeDifferences) return write(kWholeDifferences);
 #endif
-  for (std::size_t j = 0; j < count; ++j) out[j] = from - times[j];
+  for (std::size_t j = 0; j < count; ++j) out[j] = map.one(from - times[j]);
+}
+
+// out[j] = from - times[j] for j < count, written as writeMappedDifferences() writes.
+inline void writeDifferences(timestamp_t from, const timestamp_t* times, std::size_t count,
+                             timestamp_t* out) {
+  writeMappedDifferences(from, times, count, out, PlainDifference{});
 }
 
 // Room splitChannelsInto() needs past the tags' count in each output: it stores whole vectors.
