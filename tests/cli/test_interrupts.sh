@@ -11,6 +11,19 @@ tagflow=$1
 # shellcheck source=harness.sh
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
+# await_handlers PID: waits (up to 30 s) until the process catches SIGINT and SIGTERM, so that
+# a signal is not sent while the default or inherited disposition still holds (a background job
+# of a script starts with SIGINT ignored, and setting up a large graph takes seconds on a
+# loaded machine).
+await_handlers() {
+  local mask
+  for _ in $(seq 1500); do
+    mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return
+    [ -n "$mask" ] && (((16#$mask & 0x4002) == 0x4002)) && return
+    sleep 0.02
+  done
+}
+
 cat >endless.toml <<'TOML'
 [source]
 kind = "synthetic"
@@ -32,6 +45,7 @@ interrupt() {
   local signal=$1 expected=$2 name=$3
   "$tagflow" run -q endless.toml -o "$name.h5" 2>err.txt &
   local pid=$!
+  await_handlers "$pid"
   sleep 1.5
   kill "-$signal" "$pid"
   wait "$pid"
@@ -69,6 +83,7 @@ n_values = 33_554_432
 TOML
 "$tagflow" run -q slow_to_write.toml -o twice.h5 2>err.txt &
 pid=$!
+await_handlers "$pid"
 sleep 3
 kill -INT "$pid"
 # Up to 10 s for the results file to be begun (a loaded machine is slow to get there).
@@ -117,6 +132,7 @@ rate = 1e6
 TOML
 "$tagflow" record source_only.toml recorded.raw >out.txt 2>err.txt &
 pid=$!
+await_handlers "$pid"
 sleep 1
 kill -INT "$pid"
 wait "$pid"
@@ -131,6 +147,7 @@ fi
 
 "$tagflow" stream send source_only.toml --to 127.0.0.1:4799 >out.txt 2>err.txt &
 pid=$!
+await_handlers "$pid"
 sleep 1
 kill -INT "$pid"
 wait "$pid"
@@ -145,6 +162,7 @@ fi
 # A modest rate: the check is about the interrupt, not about what a loaded machine can carry.
 "$tagflow" linktest --duration 60 --rate 5e6 --port 4798 >out.txt 2>err.txt &
 pid=$!
+await_handlers "$pid"
 sleep 2
 kill -INT "$pid"
 wait "$pid"
