@@ -124,48 +124,41 @@ void Correlation::pairUpTo(timestamp_t limit) {
   }
 }
 
-// The pairs' taus are written out first and then counted in one flat loop: a loop over each
-// event's own partners would end at a different count every event, and mispredict there.
 template <class Count>
-void Correlation::countTaus(std::size_t written, Count count) {
+void Correlation::countTaus(std::span<const timestamp_t> taus, Count count) const {
   const LinearBins bin_of = bin_of_;
-  const timestamp_t* const taus = taus_.data();
-  for (std::size_t i = 0; i < written; ++i) count(bin_of(taus[i]));
+  for (const timestamp_t tau : taus) count(bin_of(tau));
 }
 
 template <class Count>
-void Correlation::addTaus(timestamp_t t, const timestamp_t* partners, std::size_t pairs,
-                          std::size_t& written, Count count) {
-  const std::size_t room = std::max(pairs, kWholeDifferences);
-  if (written + room > taus_.size()) {
-    countTaus(written, count);
-    written = 0;
-    if (room > taus_.size()) taus_.resize(room);
-  }
-  writeDifferences(t, partners, pairs, taus_.data() + written);
-  written += pairs;
+std::size_t Correlation::pairEvents(std::span<const timestamp_t> events,
+                                    std::span<const timestamp_t> partners, Count count) {
+  return pairWindows(
+      events, partners, 1 - highest_, -lowest_, taus_,
+      [](timestamp_t t, const timestamp_t* run, std::size_t pairs, timestamp_t* out) {
+        writeDifferences(t, run, pairs, out);
+      },
+      [&](std::span<const timestamp_t> taus) { countTaus(taus, count); });
 }
+
+namespace {
+
+// How many of the sorted `times` come before `limit`.
+std::size_t countBefore(std::span<const timestamp_t> times, timestamp_t limit) {
+  return static_cast<std::size_t>(std::lower_bound(times.begin(), times.end(), limit) -
+                                  times.begin());
+}
+
+}  // namespace
 
 template <class Count>
 void Correlation::pairCrossUpTo(timestamp_t limit, Count count) {
-  const auto partners = window_2_.times();
-  const bool any_partners = !partners.empty();  // an empty window may have no storage to read
-  // partners[first, last) lie in the window of the current event; both ends only move forward.
-  std::size_t first = 0;
-  std::size_t last = 0;
-  std::size_t done = 0;
-  std::size_t written = 0;
-  for (; done < pending_1_.size(); ++done) {
-    const timestamp_t t = pending_1_[done];
-    if (t >= limit) break;
-    if (!any_partners) continue;
-    first = advanceBelow(partners, first, t - highest_ + 1);
-    last = advanceNotAbove(partners, std::max(last, first), t - lowest_);
-    addTaus(t, partners.data() + first, last - first, written, count);
-  }
-  countTaus(written, count);
+  window_2_.seal();
+  const auto events = pending_1_.times();
+  const std::size_t done = countBefore(events, limit);
+  const std::size_t needed_from = pairEvents(events.first(done), window_2_.times(), count);
   pending_1_.dropFront(done);
-  window_2_.dropFront(first);
+  window_2_.dropFront(needed_from);
   // Every held-back event is at or after `limit`: older channel_2 events can never pair again
   // (without this, a silent channel_1 would let them pile up).
   window_2_.dropBefore(limit - highest_ + 1);
@@ -173,27 +166,16 @@ void Correlation::pairCrossUpTo(timestamp_t limit, Count count) {
 
 template <class Count>
 void Correlation::pairAutoUpTo(timestamp_t limit, Count count) {
+  events_.seal();
+  const auto events = events_.times();
+  const std::size_t paired = countBefore(events.subspan(cursor_), limit);
+  const std::size_t needed_from = pairEvents(events.subspan(cursor_, paired), events, count);
   // An event is its own partner at tau = 0, which always lies in the window: counted with the
   // others, then taken back.
-  const std::size_t self_bin = bin_of_(0);
-  std::size_t first = 0;
-  std::size_t last = 0;
-  std::size_t paired = 0;
-  std::size_t written = 0;
-  const auto events = events_.times();
-  for (std::size_t at = cursor_; at < events.size(); ++at) {
-    const timestamp_t t = events[at];
-    if (t >= limit) break;
-    first = advanceBelow(events, first, t - highest_ + 1);
-    last = advanceNotAbove(events, std::max(last, first), t - lowest_);
-    addTaus(t, events.data() + first, last - first, written, count);
-    ++paired;
-  }
-  countTaus(written, count);
-  counts_[self_bin] -= static_cast<std::int64_t>(paired);
+  counts_[bin_of_(0)] -= static_cast<std::int64_t>(paired);
   cursor_ += paired;
-  events_.dropFront(first);
-  cursor_ -= first;
+  events_.dropFront(needed_from);
+  cursor_ -= needed_from;
 }
 
 void Correlation::forgetEvents() {

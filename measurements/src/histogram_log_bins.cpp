@@ -154,32 +154,14 @@ void HistogramLogBins::handleClick(timestamp_t time) {
 }
 
 void HistogramLogBins::pairClicks(std::span<const timestamp_t> clicks) {
-  // Without starts there are no pairs (and a window never filled has no storage to read).
-  if (clicks.empty() || starts_.empty()) return;
-  // Every pair's word (its tau as the look-up reads it) is written out first and then counted
-  // in one flat loop: a loop over each click's own starts would end at a different count every
-  // click, and mispredict there.
-  const auto starts = starts_.times();
-  // starts[first, last) lie within the span before the current click; both ends only move
-  // forward, as the clicks are time-ordered.
-  std::size_t first = 0;
-  std::size_t last = 0;
-  std::size_t written = 0;
-  for (const timestamp_t click : clicks) {
-    first = advanceBelow(starts, first, click - span_ + 1);
-    // Later starts are too close to the click (or after it).
-    last = advanceNotAbove(starts, std::max(last, first), click - edges_.front());
-    const std::size_t pairs = last - first;
-    const std::size_t room = std::max(pairs, kWholeDifferences);
-    if (written + room > words_.size()) {
-      lookup_.countWords({words_.data(), written}, counts_.data());
-      written = 0;
-      if (room > words_.size()) words_.resize(room);
-    }
-    lookup_.writeWords(click, starts.data() + first, pairs, words_.data() + written);
-    written += pairs;
-  }
-  lookup_.countWords({words_.data(), written}, counts_.data());
+  starts_.seal();
+  // A pair's word is its tau as the look-up reads it.
+  pairWindows(
+      clicks, starts_.times(), 1 - span_, -edges_.front(), words_,
+      [this](timestamp_t click, const timestamp_t* starts, std::size_t count, timestamp_t* out) {
+        lookup_.writeWords(click, starts, count, out);
+      },
+      [this](std::span<const timestamp_t> words) { lookup_.countWords(words, counts_.data()); });
 }
 
 void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <limits>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -28,6 +29,11 @@ timestamp_t* TimeWindow::reserveFor(std::size_t count) {
     end_ = kept;
   }
   return data_.get() + end_;
+}
+
+void TimeWindow::seal() {
+  timestamp_t* const past_end = reserveFor(0);
+  std::fill(past_end, past_end + kSealTimes, std::numeric_limits<timestamp_t>::max());
 }
 
 namespace {

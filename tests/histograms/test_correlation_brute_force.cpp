@@ -133,3 +133,18 @@ TEST_CASE("A Correlation larger than the caches equals the brute force",
   requireMatches(cross, correlationReference(tags, 1, 2, 1, n_bins, 0, kEnd));
   requireMatches(self, correlationReference(tags, 3, CHANNEL_UNUSED, 1, n_bins, 0, kEnd));
 }
+
+TEST_CASE("A Correlation whose window holds more pairs than its queue equals the brute force",
+          "[correlation][reference]") {
+  // 10^4 events a channel in 400 ns, all inside the +-200 ns window of every event: one
+  // event's pairs outgrow the queue of pairs waiting to be counted (8192), which grows.
+  constexpr timestamp_t kDenseEnd = 400'000;
+  const std::vector<Tag> tags = randomTags(14, {1, 2}, 0, kDenseEnd, 40.0);
+  Correlation cross("cross", 1, 2, 1000, 401);
+  Correlation self("self", 2, CHANNEL_UNUSED, 1000, 401);
+  runMemory(tags, GENERATE(997, 65536), 0, kDenseEnd, {&cross, &self});
+  const auto ref = correlationReference(tags, 1, 2, 1000, 401, 0, kDenseEnd);
+  REQUIRE(ref.n2 > 9000);
+  requireMatches(cross, ref);
+  requireMatches(self, correlationReference(tags, 2, CHANNEL_UNUSED, 1000, 401, 0, kDenseEnd));
+}

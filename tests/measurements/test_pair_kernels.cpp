@@ -54,6 +54,7 @@ TEST_CASE("the window advances agree with binary searches", "[pair_kernels]") {
     timestamp_t time = -100;
     for (std::size_t i = 0; i < size; ++i)
       window.push(time += static_cast<timestamp_t>(random() % 4));
+    window.seal();
     const auto times = window.times();
     for (int probe = 0; probe < 20; ++probe) {
       const std::size_t from = size == 0 ? 0 : random() % (size + 1);

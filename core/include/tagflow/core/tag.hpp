@@ -57,9 +57,11 @@ bool canonicalTagOrder(const Tag& a, const Tag& b);
 
 // Asks for the cache line a fixed distance ahead of `tag`. Blocks usually come from memory or
 // another core's cache, and the hardware prefetcher alone leaves a tag-by-tag loop waiting on
-// loads (measured: up to 2x on the reference machine).
+// loads (measured: up to 2x on the reference machine). 8 KiB ahead: 2 KiB left the vector
+// loops (a few cycles a tag) waiting on memory, as loads at tens of GB/s need several KiB in
+// flight to hide a latency of about 100 ns (Correlation 10 ns +10 %, FrequencyStability +16 %).
 inline void prefetchAhead(const Tag* tag) {
-  __builtin_prefetch(tag + 128);
+  __builtin_prefetch(tag + 512);
 }
 
 inline constexpr timestamp_t kPicosecondsPerSecond = 1'000'000'000'000;

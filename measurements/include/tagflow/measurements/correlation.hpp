@@ -79,12 +79,13 @@ class Correlation : public Measurement {
   void pairCrossUpTo(timestamp_t limit, Count count);
   template <class Count>
   void pairAutoUpTo(timestamp_t limit, Count count);
-  // Queues the taus t - partners[j], j < pairs, counting the queue first when it is full.
+  // Pairs every one of the sorted `events` with the sorted `partners` inside its window and
+  // counts the pairs; returns how many partners lie before the last event's window.
   template <class Count>
-  void addTaus(timestamp_t t, const timestamp_t* partners, std::size_t pairs, std::size_t& written,
-               Count count);
+  std::size_t pairEvents(std::span<const timestamp_t> events, std::span<const timestamp_t> partners,
+                         Count count);
   template <class Count>
-  void countTaus(std::size_t written, Count count);
+  void countTaus(std::span<const timestamp_t> taus, Count count) const;
   void forgetEvents();
   // Keeps the channel_2 events of a margin as partners, never as counted events or anchors.
   void keepPartners(std::span<const Tag> tags);

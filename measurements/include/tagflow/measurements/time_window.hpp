@@ -4,14 +4,18 @@
 // a block in one pass without a data-dependent branch per tag: with several channels mixed at
 // random, that branch is what a per-tag loop spends most of its time mispredicting.
 // kReadSlack times past the end are always readable (unspecified values), so that vector code
-// may load whole registers, or a whole run of differences, at the end of the window.
+// may load whole registers, or a whole run of differences, at the end of the window; seal()
+// makes the first kSealTimes of them the largest time, which ends the searches below without
+// a check of the window's size.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <limits>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "tagflow/core/tag.hpp"
 
@@ -24,6 +28,7 @@ namespace tagflow {
 class TimeWindow {
  public:
   static constexpr std::size_t kReadSlack = 32;
+  static constexpr std::size_t kSealTimes = 8;
 
   std::size_t size() const { return end_ - head_; }
   bool empty() const { return end_ == head_; }
@@ -43,6 +48,9 @@ class TimeWindow {
     head_ = head;
   }
   void clear() { head_ = end_ = 0; }
+  // Until the next push or commit, the kSealTimes times past the end read as the largest
+  // time; may move the storage, so call it before times().
+  void seal();
 
   // Room for `count` more times at the end; returns where they go.
   timestamp_t* reserveFor(std::size_t count);
@@ -56,35 +64,27 @@ class TimeWindow {
   std::size_t end_ = 0;
 };
 
-// The first position at or after `position` in the sorted `times` whose time is not below
-// `bound` (times.size() if none). Steps of up to eight times at once without a branch per
-// time: windows move by a few times per event, and a per-time loop mispredicts its exit once
-// per event. Reads up to kReadSlack times past the end of `times`.
+// The first position at or after `position` in the sorted `times` of a sealed window whose
+// time is not below `bound` (times.size() if none). Steps of up to eight times at once without
+// a branch per time: windows move by a few times per event, and a per-time loop mispredicts its
+// exit once per event. The seal stops the steps at the end without a size check, which would
+// lengthen the chain of dependent steps that a caller's run of searches forms.
 inline std::size_t advanceBelow(std::span<const timestamp_t> times, std::size_t position,
                                 timestamp_t bound) {
-  const std::size_t size = times.size();
 #if defined(__AVX2__)
   const __m256i bounds = _mm256_set1_epi64x(bound);
-  const __m256i lanes_low = _mm256_setr_epi64x(0, 1, 2, 3);
-  const __m256i lanes_high = _mm256_setr_epi64x(4, 5, 6, 7);
-  while (position < size) {
+  for (;;) {
     const auto* at = reinterpret_cast<const __m256i*>(times.data() + position);
-    // Lanes at or past the end count as not below.
-    const __m256i left = _mm256_set1_epi64x(static_cast<long long>(size - position));
-    const __m256i below_low = _mm256_and_si256(_mm256_cmpgt_epi64(bounds, _mm256_loadu_si256(at)),
-                                               _mm256_cmpgt_epi64(left, lanes_low));
-    const __m256i below_high =
-        _mm256_and_si256(_mm256_cmpgt_epi64(bounds, _mm256_loadu_si256(at + 1)),
-                         _mm256_cmpgt_epi64(left, lanes_high));
-    const int below = std::popcount(
-        static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(below_low)) |
-                              (_mm256_movemask_pd(_mm256_castsi256_pd(below_high)) << 4)));
+    const __m256i below_low = _mm256_cmpgt_epi64(bounds, _mm256_loadu_si256(at));
+    const __m256i below_high = _mm256_cmpgt_epi64(bounds, _mm256_loadu_si256(at + 1));
+    // Each 64-bit verdict is two equal 32-bit halves: one half of each gives all eight bits.
+    const int below = std::popcount(static_cast<unsigned>(
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_blend_epi32(below_low, below_high, 0xAA)))));
     position += static_cast<std::size_t>(below);
     if (below < 8) return position;
   }
-  return position;
 #else
-  while (position < size && times[position] < bound) ++position;
+  while (position < times.size() && times[position] < bound) ++position;
   return position;
 #endif
 }
@@ -142,6 +142,55 @@ inline void writeMappedDifferences(timestamp_t from, const timestamp_t* times, s
 inline void writeDifferences(timestamp_t from, const timestamp_t* times, std::size_t count,
                              timestamp_t* out) {
   writeMappedDifferences(from, times, count, out, PlainDifference{});
+}
+
+// Pairs each of the sorted `events` with the sorted times of a sealed window, `partners`, that
+// lie in [t + earliest, t + latest] for the event at t. Each event's run of pairs is written
+// by write(t, partners + begin, count, out), which may write up to kWholeDifferences values
+// past the run (as writeMappedDifferences() does), to `queue`, and the queue is counted by
+// flush(span of values) when full and at the end: one flat counting loop, where a loop over
+// each event's own partners would end at a different count every event, and mispredict there.
+// The queue grows to hold any one run. Returns the first position of the last event's run.
+template <class Write, class Flush>
+std::size_t pairWindows(std::span<const timestamp_t> events, std::span<const timestamp_t> partners,
+                        timestamp_t earliest, timestamp_t latest, std::vector<timestamp_t>& queue,
+                        const Write& write, const Flush& flush) {
+  if (events.empty() || partners.empty()) return 0;
+  // The earlier and the later half of the events are paired in step: each search depends on
+  // the one before it, and two independent chains let the core overlap them.
+  const std::size_t half = events.size() / 2;
+  const auto late_start = static_cast<std::size_t>(
+      std::lower_bound(partners.begin(), partners.end(), events[half] + earliest) -
+      partners.begin());
+  std::size_t early_begin = 0, early_end = 0;
+  std::size_t late_begin = late_start, late_end = late_start;
+  // Locals, not the vector's fields: they would be reloaded after every store of a run.
+  timestamp_t* out = queue.data();
+  std::size_t room = queue.size() - kWholeDifferences;
+  std::size_t written = 0;
+  // `end` moves on from where it was, not from `begin`: tying the two searches would make
+  // them one chain.
+  const auto pair = [&](timestamp_t t, std::size_t& begin, std::size_t& end) {
+    begin = advanceBelow(partners, begin, t + earliest);
+    end = advanceNotAbove(partners, end, t + latest);
+    const std::size_t count = end - begin;
+    if (written + count > room) [[unlikely]] {
+      flush(std::span<const timestamp_t>(out, written));
+      written = 0;
+      if (count > room) queue.resize(count + kWholeDifferences);
+      out = queue.data();
+      room = queue.size() - kWholeDifferences;
+    }
+    write(t, partners.data() + begin, count, out + written);
+    written += count;
+  };
+  for (std::size_t k = 0; k < half; ++k) {
+    pair(events[k], early_begin, early_end);
+    pair(events[half + k], late_begin, late_end);
+  }
+  if (events.size() % 2 != 0) pair(events.back(), late_begin, late_end);
+  flush(std::span<const timestamp_t>(out, written));
+  return late_begin;
 }
 
 // Room splitChannelsInto() needs past the tags' count in each output: it stores whole vectors.
