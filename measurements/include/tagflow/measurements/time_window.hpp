@@ -170,17 +170,21 @@ std::size_t pairWindows(std::span<const timestamp_t> events, std::span<const tim
   std::size_t written = 0;
   // `end` moves on from where it was, not from `begin`: tying the two searches would make
   // them one chain.
-  const auto pair = [&](timestamp_t t, std::size_t& begin, std::size_t& end) {
+  const auto make_room = [&](std::size_t count) {
+    flush(std::span<const timestamp_t>(out, written));
+    written = 0;
+    if (count > room) queue.resize(count + kWholeDifferences);
+    out = queue.data();
+    room = queue.size() - kWholeDifferences;
+  };
+  // Inlined, or the positions would pass through memory, a store and a load longer per step.
+  const auto pair = [&](timestamp_t t, std::size_t & begin, std::size_t & end)
+      __attribute__((always_inline)) {
     begin = advanceBelow(partners, begin, t + earliest);
     end = advanceNotAbove(partners, end, t + latest);
     const std::size_t count = end - begin;
-    if (written + count > room) [[unlikely]] {
-      flush(std::span<const timestamp_t>(out, written));
-      written = 0;
-      if (count > room) queue.resize(count + kWholeDifferences);
-      out = queue.data();
-      room = queue.size() - kWholeDifferences;
-    }
+    if (written + count > room) [[unlikely]]
+      make_room(count);
     write(t, partners.data() + begin, count, out + written);
     written += count;
   };
