@@ -156,20 +156,25 @@ std::size_t pairWindows(std::span<const timestamp_t> events, std::span<const tim
                         timestamp_t earliest, timestamp_t latest, std::vector<timestamp_t>& queue,
                         const Write& write, const Flush& flush) {
   if (events.empty() || partners.empty()) return 0;
-  // The earlier and the later half of the events are paired in step: each search depends on
-  // the one before it, and two independent chains let the core overlap them.
-  const std::size_t half = events.size() / 2;
-  const auto late_start = static_cast<std::size_t>(
-      std::lower_bound(partners.begin(), partners.end(), events[half] + earliest) -
-      partners.begin());
-  std::size_t early_begin = 0, early_end = 0;
-  std::size_t late_begin = late_start, late_end = late_start;
+  // The events are paired in four interleaved runs, a quarter of them each: each search
+  // depends on the one before it, and independent chains let the core overlap them. Written
+  // out, not as arrays, which the compiler left in memory.
+  const std::size_t quarter = events.size() / 4;
+  const auto windowStart = [&](std::size_t k) {
+    return static_cast<std::size_t>(
+        std::lower_bound(partners.begin(), partners.end(), events[k] + earliest) -
+        partners.begin());
+  };
+  // Each chain's current window, partners[begin, end). `end` moves on from where it was, not
+  // from `begin`: tying the two searches would make them one chain.
+  std::size_t begin_0 = 0, end_0 = 0;
+  std::size_t begin_1 = windowStart(quarter), end_1 = begin_1;
+  std::size_t begin_2 = windowStart(2 * quarter), end_2 = begin_2;
+  std::size_t begin_3 = windowStart(3 * quarter), end_3 = begin_3;
   // Locals, not the vector's fields: they would be reloaded after every store of a run.
   timestamp_t* out = queue.data();
   std::size_t room = queue.size() - kWholeDifferences;
   std::size_t written = 0;
-  // `end` moves on from where it was, not from `begin`: tying the two searches would make
-  // them one chain.
   const auto make_room = [&](std::size_t count) {
     flush(std::span<const timestamp_t>(out, written));
     written = 0;
@@ -178,23 +183,28 @@ std::size_t pairWindows(std::span<const timestamp_t> events, std::span<const tim
     room = queue.size() - kWholeDifferences;
   };
   // Inlined, or the positions would pass through memory, a store and a load longer per step.
-  const auto pair = [&](timestamp_t t, std::size_t & begin, std::size_t & end)
+  // clang-format off
+  const auto pair = [&](timestamp_t t, std::size_t& begin, std::size_t& end)
       __attribute__((always_inline)) {
+    // clang-format on
     begin = advanceBelow(partners, begin, t + earliest);
     end = advanceNotAbove(partners, end, t + latest);
     const std::size_t count = end - begin;
-    if (written + count > room) [[unlikely]]
+    if (written + count > room) [[unlikely]] {
       make_room(count);
+    }
     write(t, partners.data() + begin, count, out + written);
     written += count;
   };
-  for (std::size_t k = 0; k < half; ++k) {
-    pair(events[k], early_begin, early_end);
-    pair(events[half + k], late_begin, late_end);
+  for (std::size_t k = 0; k < quarter; ++k) {
+    pair(events[k], begin_0, end_0);
+    pair(events[quarter + k], begin_1, end_1);
+    pair(events[2 * quarter + k], begin_2, end_2);
+    pair(events[3 * quarter + k], begin_3, end_3);
   }
-  if (events.size() % 2 != 0) pair(events.back(), late_begin, late_end);
+  for (std::size_t k = 4 * quarter; k < events.size(); ++k) pair(events[k], begin_3, end_3);
   flush(std::span<const timestamp_t>(out, written));
-  return late_begin;
+  return begin_3;
 }
 
 // Room splitChannelsInto() needs past the tags' count in each output: it stores whole vectors.
