@@ -79,7 +79,7 @@ std::uint64_t plainScan(std::span<const Tag> tags) {
   const Tag* tag = tags.data();
   const Tag* const end = tag + tags.size();
   for (; end - tag >= 4; tag += 4) {
-    __builtin_prefetch(tag + 128);
+    prefetchAhead(tag);
     for (int i = 0; i < 4; ++i) {
       sum += static_cast<std::uint64_t>(tag[i].time) + static_cast<std::uint32_t>(tag[i].channel);
     }
