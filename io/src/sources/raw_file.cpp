@@ -10,6 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "sources/record_check.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/truncated_data.hpp"
 
@@ -82,24 +83,15 @@ void RawFileSource::readChecked(Tag* to, std::size_t count) {
     }
     got += static_cast<std::size_t>(n);
   }
-  // One pass over the records just read, while they are in cache: the order and type checks
-  // without a branch (a bad record is then found again with its details) and the positions of
-  // the special tags for the blocks' index.
+  // Checked and indexed while they are in cache (a bad record is then found again with its
+  // details).
   if (read_ == 0 && count > 0) last_read_time_ = to[0].time;
-  bool bad = false;
-  timestamp_t previous = last_read_time_;
   const std::size_t specials_before = specials_.size();
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto type = static_cast<std::uint8_t>(to[i].type);
-    bad |= (type > kMaxTagType) | (to[i].time < previous);
-    previous = to[i].time;
-    if (type != 0) specials_.push_back(read_ + i);
-  }
-  if (bad) {
+  if (!checkRecords(std::span<const Tag>(to, count), last_read_time_, read_, specials_)) {
     specials_.resize(specials_before);
     throwBadRecord(to, count);
   }
-  last_read_time_ = previous;
+  if (count > 0) last_read_time_ = to[count - 1].time;
   read_ += count;
 }
 
