@@ -49,6 +49,11 @@ void TagFileOptions::validate() const {
                           " bytes is invalid (valid: " + std::to_string(kMinMaxFileSize) +
                           "..2^62)");
   }
+  if (sync_every != 0 && (sync_every < kMinMaxFileSize || sync_every > (std::uint64_t{1} << 62))) {
+    throw InvalidArgument("sync_every " + std::to_string(sync_every) +
+                          " bytes is invalid (valid: 0 for none, or " +
+                          std::to_string(kMinMaxFileSize) + "..2^62)");
+  }
 }
 
 void BlockPacker::pack(std::span<const Tag> tags, timestamp_t begin_time, timestamp_t end_time,
@@ -158,6 +163,12 @@ void TagFileWriter::appendEnded(std::span<const std::uint8_t> head,
 }
 
 void TagFileWriter::writeBehind() {
+  checkSynced();
+  if (options_.sync_every != 0 && offset_ - sync_asked_ >= options_.sync_every) {
+    // A descriptor that cannot be duplicated only leaves the data to the system's schedule.
+    sync_.request(fd_, part_);
+    sync_asked_ = offset_;
+  }
   constexpr std::uint64_t kWriteBehindBytes = std::uint64_t{8} << 20;
   if (offset_ - written_behind_ < kWriteBehindBytes) return;
   // Only starts the device's writes (it waits only where the device's queue is full). It is a
@@ -171,6 +182,10 @@ void TagFileWriter::writeBehind() {
   written_behind_ = offset_;
 }
 
+void TagFileWriter::checkSynced() {
+  if (const int error_number = sync_.error(); error_number != 0) fail("syncing", error_number);
+}
+
 void TagFileWriter::openPart() {
   part_path_ = partPath(options_.path, part_);
   fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -181,6 +196,7 @@ void TagFileWriter::openPart() {
   }
   offset_ = 0;
   written_behind_ = 0;
+  sync_asked_ = 0;
   header_.part = part_;
   index_ = PartIndex{};
   index_.first_sequence = sequence_;
@@ -204,6 +220,7 @@ void TagFileWriter::beginNextPart() {
     throw;
   }
   int error_number = endPart(previous, true, previous_index);
+  if (error_number == 0 && options_.sync_every != 0) sync_.request(previous, part_ - 1);
   if (::close(previous) != 0 && error_number == 0) error_number = errno;
   if (error_number != 0) {
     error_ = "ending tag file '" + previous_path + "' failed: " + std::strerror(error_number) +
@@ -302,6 +319,8 @@ void TagFileWriter::close() {
   fd_ = -1;
   closed_ = true;
   if (result != 0) fail("closing", errno);
+  sync_.wait();
+  checkSynced();
 }
 
 }  // namespace tagflow

@@ -14,7 +14,10 @@
 // Every 8 MiB written, the writer asks the system to start writing them to the device
 // (write-behind): the disk works while the recording goes on, rather than when the system's
 // dirty-page thresholds or expiry (30 s by default) or a caller's fsync start it, and dirty
-// pages stay few.
+// pages stay few. Every `sync_every` bytes, and at the end of every part but the last, a
+// thread of its own makes what was written durable (fdatasync, BackgroundSync): a power cut
+// then loses at most about that much, and a caller's fsync at the end waits only for the rest.
+// close() waits for those syncs; a sync that fails (EIO, ENOSPC) fails the writer like a write.
 //
 // Encoding (packing, compression, checksum) is split from writing, so that a recorder can
 // encode and write away from the thread that hands it blocks: BlockPacker makes an EncodedBlock,
@@ -27,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tagflow/io/tagfile/background_sync.hpp"
 #include "tagflow/io/tagfile/codec.hpp"
 #include "tagflow/io/tagfile/compressor.hpp"
 #include "tagflow/io/tagfile/format.hpp"
@@ -42,6 +46,8 @@ struct TagFileOptions {
   tagfile::Compression compression = tagfile::Compression::None;
   std::string configuration;        // the source's configuration, stored in every part
   std::vector<channel_t> channels;  // recorded channels; empty: all
+  // Bytes between background syncs of the current part; 0: none (the system's schedule).
+  std::uint64_t sync_every = std::uint64_t{16} << 20;
 
   // Throws InvalidArgument naming a bad value and its valid range.
   void validate() const;
@@ -112,8 +118,10 @@ class TagFileWriter {
   int endPart(int fd, bool continues, const tagfile::PartIndex& index);
   static void encodePartEnd(bool continues, std::uint64_t sequence, timestamp_t time,
                             std::uint8_t* out);
-  // Starts writing the part's complete records to the device once 8 MiB are waiting.
+  // Starts writing the part's complete records to the device once 8 MiB are waiting, and
+  // asks for a background sync once `sync_every` bytes are; throws a failed sync's error.
   void writeBehind();
+  void checkSynced();
   [[noreturn]] void fail(const std::string& what, int error_number);
   void checkUsable() const;
 
@@ -124,6 +132,7 @@ class TagFileWriter {
   std::uint32_t part_ = 0;
   std::uint64_t offset_ = 0;          // end of the last complete record in the current part
   std::uint64_t written_behind_ = 0;  // where write-behind of the current part has reached
+  std::uint64_t sync_asked_ = 0;      // the offset of the last background sync asked for
   std::uint64_t sequence_ = 0;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t tags_written_ = 0;
@@ -132,6 +141,7 @@ class TagFileWriter {
   bool split_pending_ = false;
   bool closed_ = false;
   std::string error_;  // set once a write failed
+  BackgroundSync sync_;
 };
 
 }  // namespace tagflow
