@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "support/drain.hpp"
 #include "support/temp_dir.hpp"
 #include "tagfile/tagfile_streams.hpp"
 #include "tagflow/core/error.hpp"
@@ -127,10 +128,7 @@ TEST_CASE("A tag file set synced every few KiB reads back whole", "[tagfile]") {
     writer.close();
   }
   FileReader reader(options.path);
-  std::vector<Tag> read;
-  BlockBuffer block;
-  while (reader.next(block)) read.insert(read.end(), block.tags.begin(), block.tags.end());
-  CHECK(read == tags);
+  CHECK(test::drain(reader).tags == tags);
 
   options.sync_every = kMinMaxFileSize - 1;
   CHECK_THROWS_WITH(TagFileWriter(options),
