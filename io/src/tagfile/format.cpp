@@ -1,7 +1,5 @@
 #include "tagflow/io/tagfile/format.hpp"
 
-#include <nmmintrin.h>
-
 #include "tagflow/core/error.hpp"
 
 namespace tagflow::tagfile {
@@ -55,21 +53,6 @@ std::span<const std::uint8_t> ByteReader::take(std::size_t size, const char* wha
   const auto part = bytes_.subspan(position_, size);
   position_ += size;
   return part;
-}
-
-__attribute__((target("sse4.2"))) std::uint32_t crc32c(std::span<const std::uint8_t> bytes,
-                                                       std::uint32_t crc) {
-  std::uint64_t state = ~crc;
-  const std::uint8_t* data = bytes.data();
-  std::size_t size = bytes.size();
-  for (; size >= 8; size -= 8, data += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, data, 8);
-    state = _mm_crc32_u64(state, word);
-  }
-  auto state32 = static_cast<std::uint32_t>(state);
-  for (; size > 0; --size, ++data) state32 = _mm_crc32_u8(state32, *data);
-  return ~state32;
 }
 
 std::vector<std::uint8_t> encodeFileHeader(const FileHeader& header) {

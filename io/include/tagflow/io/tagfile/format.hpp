@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tagflow/core/tag.hpp"
+#include "tagflow/io/tagfile/crc32c.hpp"
 
 namespace tagflow::tagfile {
 
@@ -103,8 +104,6 @@ void encodeRecordHeader(const RecordHeader& header, std::uint8_t* out);
 // Throws DataError (a short reason; the caller adds file and offset) for a bad magic or
 // checksum or a field out of range.
 RecordHeader decodeRecordHeader(const std::uint8_t* in);
-
-std::uint32_t crc32c(std::span<const std::uint8_t> bytes, std::uint32_t crc = 0);
 
 inline void storeLittle(std::uint8_t* out, std::uint64_t value, std::size_t bytes) {
   for (std::size_t i = 0; i < bytes; ++i) out[i] = static_cast<std::uint8_t>(value >> (8 * i));
