@@ -97,6 +97,7 @@ std::size_t FileWriter::filter(std::span<const Tag> tags, Tag* out) const {
   std::size_t kept = 0;
   std::size_t i = 0;
   for (; i + 4 <= tags.size(); i += 4) {
+    prefetchAhead(in + i);
     if (recorded(in[i]) + recorded(in[i + 1]) + recorded(in[i + 2]) + recorded(in[i + 3]) == 4) {
       std::memcpy(static_cast<void*>(out + kept), in + i, 4 * sizeof(Tag));
       kept += 4;
