@@ -67,6 +67,16 @@ TEST_CASE("FileWriter: an unwritable path is a clear error at construction", "[t
                                                {"channels", std::vector<std::int64_t>{1}},
                                                {"compression", std::string("gzip")}}),
                     Catch::Contains("gzip") && Catch::Contains("none, zstd, lz4"));
+  CHECK_THROWS_WITH(makeMeasurement("FileWriter", "w",
+                                    Parameters{{"path", dir.file("z.tags")},
+                                               {"channels", std::vector<std::int64_t>{1}},
+                                               {"sync_every", std::int64_t{100}}}),
+                    Catch::Contains("sync_every 100") && Catch::Contains("0 for none"));
+  CHECK_THROWS_WITH(makeMeasurement("FileWriter", "w",
+                                    Parameters{{"path", dir.file("z.tags")},
+                                               {"channels", std::vector<std::int64_t>{1}},
+                                               {"sync_every", std::int64_t{-1}}}),
+                    Catch::Contains("sync_every"));
 }
 
 TEST_CASE("FileWriter: a full disk stops the graph's run with a clear error", "[tagfile][graph]") {

@@ -38,7 +38,13 @@ const ParameterSchema& FileWriter::schema() {
            .help("general compressor behind the packed blocks"),
        ParameterSpec::text("configuration")
            .byDefault(std::string())
-           .help("text stored in the file as the source's configuration")});
+           .help("text stored in the file as the source's configuration"),
+       ParameterSpec::integer("sync_every")
+           .unit("bytes")
+           .atLeast(0)
+           .byDefault(static_cast<std::int64_t>(kDefaultSyncEvery))
+           .help("bytes between the background syncs that make the recording durable while it "
+                 "runs (0: none, else at least 4096)")});
   return schema;
 }
 
@@ -47,19 +53,21 @@ MeasurementKind fileWriterKind() {
             return std::make_unique<FileWriter>(
                 name, p.getString("path"), channelListArgument(p, "channels"),
                 static_cast<std::uint64_t>(p.getInt("max_file_size")), p.getString("configuration"),
-                tagfile::compressionFromName(p.getString("compression")));
+                tagfile::compressionFromName(p.getString("compression")),
+                static_cast<std::uint64_t>(p.getInt("sync_every")));
           }};
 }
 
 FileWriter::FileWriter(std::string name, std::string path, std::vector<channel_t> channels,
                        std::uint64_t max_file_size, std::string configuration,
-                       tagfile::Compression compression)
+                       tagfile::Compression compression, std::uint64_t sync_every)
     : Measurement(
           schema(), std::move(name),
           Parameters{{"path", path},
                      {"channels", std::vector<std::int64_t>(channels.begin(), channels.end())},
                      {"max_file_size", static_cast<std::int64_t>(max_file_size)},
-                     {"compression", std::string(tagfile::compressionName(compression))}}),
+                     {"compression", std::string(tagfile::compressionName(compression))},
+                     {"sync_every", static_cast<std::int64_t>(sync_every)}}),
       index_(channels, "FileWriter '" + this->name() + "'"),
       max_file_size_(max_file_size) {
   TagFileOptions options;
@@ -68,6 +76,7 @@ FileWriter::FileWriter(std::string name, std::string path, std::vector<channel_t
   options.compression = compression;
   options.configuration = std::move(configuration);
   options.channels = std::move(channels);
+  options.sync_every = sync_every;
   recorder_ = std::make_unique<TagFileRecorder>(std::move(options), kBuffers);
   chunk_ = recorder_->takeBuffer();
   chunk_.resize(2 * kBlockTags);

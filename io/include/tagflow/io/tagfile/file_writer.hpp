@@ -33,7 +33,8 @@ class FileWriter : public Measurement {
 
   FileWriter(std::string name, std::string path, std::vector<channel_t> channels,
              std::uint64_t max_file_size = kDefaultMaxFileSize, std::string configuration = "",
-             tagfile::Compression compression = tagfile::Compression::None);
+             tagfile::Compression compression = tagfile::Compression::None,
+             std::uint64_t sync_every = kDefaultSyncEvery);
   ~FileWriter() override;
 
   std::optional<std::vector<channel_t>> inputChannels() const override { return index_.channels(); }

@@ -39,6 +39,7 @@ namespace tagflow {
 
 inline constexpr std::uint64_t kDefaultMaxFileSize = std::uint64_t{1} << 30;
 inline constexpr std::uint64_t kMinMaxFileSize = 4096;
+inline constexpr std::uint64_t kDefaultSyncEvery = std::uint64_t{16} << 20;
 
 struct TagFileOptions {
   std::string path;
@@ -47,7 +48,7 @@ struct TagFileOptions {
   std::string configuration;        // the source's configuration, stored in every part
   std::vector<channel_t> channels;  // recorded channels; empty: all
   // Bytes between background syncs of the current part; 0: none (the system's schedule).
-  std::uint64_t sync_every = std::uint64_t{16} << 20;
+  std::uint64_t sync_every = kDefaultSyncEvery;
 
   // Throws InvalidArgument naming a bad value and its valid range.
   void validate() const;
