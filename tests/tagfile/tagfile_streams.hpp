@@ -1,7 +1,7 @@
 // Random tag streams for the tag file tests, with every feature a recording must keep:
 // several channels (negative ones too), bursts and huge gaps, runs of equal times, overflow
-// intervals with missed-event counts, error tags, and odd reserved bytes. Built with the
-// standard library only.
+// intervals with missed-event counts, error tags, and odd reserved bytes, built with the
+// standard library only; and blocks of them written as the records of a tag file.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 
 #include "support/generators.hpp"
 #include "tagflow/core/tag.hpp"
+#include "tagflow/io/tagfile/writer.hpp"
 
 namespace tagflow::test {
 
@@ -76,6 +77,17 @@ inline std::vector<TestBlock> randomBlocks(std::uint64_t seed, const std::vector
     blocks.push_back(std::move(block));
   }
   return blocks;
+}
+
+// Packs each block and writes it as one record.
+inline void writeBlocks(TagFileWriter& writer, const std::vector<TestBlock>& blocks,
+                        tagfile::Compression compression) {
+  BlockPacker packer(compression);
+  EncodedBlock encoded;
+  for (const auto& block : blocks) {
+    packer.pack(block.tags, block.begin, block.end, encoded);
+    writer.write(encoded);
+  }
 }
 
 }  // namespace tagflow::test

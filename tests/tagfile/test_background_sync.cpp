@@ -118,12 +118,7 @@ TEST_CASE("A tag file set synced every few KiB reads back whole", "[tagfile]") {
   options.sync_every = kMinMaxFileSize;
   {
     TagFileWriter writer(options);
-    BlockPacker packer(Compression::None);
-    EncodedBlock encoded;
-    for (const auto& block : blocks) {
-      packer.pack(block.tags, block.begin, block.end, encoded);
-      writer.write(encoded);
-    }
+    test::writeBlocks(writer, blocks, Compression::None);
     CHECK(writer.partCount() >= 3);
     writer.close();
   }

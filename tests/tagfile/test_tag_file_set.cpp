@@ -15,19 +15,7 @@
 using namespace tagflow;
 using namespace tagflow::tagfile;
 
-namespace {
-
-void writeBlocks(TagFileWriter& writer, const std::vector<test::TestBlock>& blocks,
-                 Compression compression) {
-  BlockPacker packer(compression);
-  EncodedBlock encoded;
-  for (const auto& block : blocks) {
-    packer.pack(block.tags, block.begin, block.end, encoded);
-    writer.write(encoded);
-  }
-}
-
-}  // namespace
+using test::writeBlocks;
 
 TEST_CASE("tag file set: blocks, markers and parts come back in order", "[tagfile]") {
   test::TempDir dir;
