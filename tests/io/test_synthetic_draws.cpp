@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -33,6 +35,29 @@ double ksStatistic(std::vector<double> values, const std::function<double(double
 double ksCritical(std::size_t n) {
   return 1.9495 / std::sqrt(static_cast<double>(n));
 }
+
+// xoshiro256++ one word at a time, as in its authors' reference code.
+class ScalarXoshiro {
+ public:
+  explicit ScalarXoshiro(SplitMix64& seeder) {
+    for (auto& word : s_) word = seeder.next();
+  }
+  explicit ScalarXoshiro(std::array<std::uint64_t, 4> state) : s_(state) {}
+  std::uint64_t next() {
+    const std::uint64_t result = std::rotl(s_[0] + s_[3], 23) + s_[0];
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = std::rotl(s_[3], 45);
+    return result;
+  }
+
+ private:
+  std::array<std::uint64_t, 4> s_;
+};
 
 double normalCdf(double x) {
   return 0.5 * std::erfc(-x / std::sqrt(2.0));
@@ -69,6 +94,26 @@ TEST_CASE("Random streams are reproducible and distinct", "[synthetic]") {
     int ones = 0;
     for (const std::uint64_t word : words(7, 0)) ones += static_cast<int>((word >> bit) & 1);
     CHECK(std::abs(ones - 500) < 5 * std::sqrt(250.0));
+  }
+}
+
+TEST_CASE("A random stream's words are eight interleaved xoshiro256++ sequences", "[synthetic]") {
+  // The reference generator itself, from the state {1, 2, 3, 4} worked out by hand.
+  ScalarXoshiro by_hand({1, 2, 3, 4});
+  CHECK(by_hand.next() == 41943041);  // rotl(1 + 4, 23) + 1
+  CHECK(by_hand.next() == 58720359);  // rotl(7 + rotl(6, 45), 23) + 7
+
+  // Lane l takes the seeder's words 4l to 4l + 3, and word i of the stream is word i / 8 of
+  // lane i % 8.
+  SplitMix64 seeder(11);
+  std::vector<ScalarXoshiro> lanes;
+  for (int lane = 0; lane < 8; ++lane) lanes.emplace_back(seeder);
+  SplitMix64 same_seeder(11);
+  RandomStream stream(same_seeder);
+  RandomStream::Reader draws(stream);
+  for (int i = 0; i < 5000; ++i) {
+    const std::uint64_t expected = lanes[static_cast<std::size_t>(i % 8)].next();
+    REQUIRE(draws.bits() == expected);
   }
 }
 

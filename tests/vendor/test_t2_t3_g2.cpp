@@ -76,12 +76,12 @@ TEST_CASE("T2 and T3 recordings of the same photons give the same g2", "[vendor]
   const auto from_t2 = g2Of(t2);
   const auto from_t3 = g2Of(t3);
   CHECK(from_t2 == from_t3);
-  const auto peak = std::max_element(from_t2.begin(), from_t2.end()) - from_t2.begin();
   // 200 bins of 100 ps centred on zero: +3 ns is the edge between bins 129 and 130, so the
-  // echoes' Gaussian (sigma 200 ps) fills both alike and which one holds the maximum is up to
-  // the stream; with the stream of seed 1 (version 2) it is bin 129 (15357 against 15274
-  // pairs, the neighbours falling off symmetrically).
-  CHECK(peak == 129);
+  // echoes' Gaussian (sigma 200 ps) fills both alike (which one holds the maximum is up to the
+  // stream) and their neighbours less.
+  const auto peak = std::max_element(from_t2.begin(), from_t2.end()) - from_t2.begin();
+  CHECK((peak == 129 || peak == 130));
+  CHECK(std::min(from_t2[129], from_t2[130]) > std::max(from_t2[128], from_t2[131]));
 
   VendorFileSource reread(openPtuFile(t3), 8192);
   const auto read_back = drain(reread).tags;

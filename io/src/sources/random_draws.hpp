@@ -2,9 +2,10 @@
 // function of the words its seeder hands it and nothing else; a loop draws from it through a
 // RandomStream::Reader, which gives
 // - uniform 64-bit words: xoshiro256++ (Blackman and Vigna, "Scrambled linear pseudorandom
-//   number generators", 2021) in four interleaved lanes, each seeded by splitmix64 (the
-//   seeding the authors recommend). The words are made a batch at a time, the four lanes as
-//   one vector, so that a draw is a load;
+//   number generators", 2021) in eight interleaved lanes, each seeded by splitmix64 (the
+//   seeding the authors recommend). The words are made a batch at a time, the lanes as two
+//   vectors of four stepped side by side (one alone waits on its own results: a step is a
+//   chain of dependent operations), so that a draw is a load;
 // - unit-mean exponential and unit-sigma normal variates by the ziggurat method (Marsaglia and
 //   Tsang, "The ziggurat method for generating random variables", 2000) with 256 layers: in
 //   about 99 % of draws one word, a table look-up and a multiplication, no logarithm. The
@@ -75,18 +76,21 @@ const ZigguratTables& normalZiggurat();
 
 class RandomStream {
  public:
-  // Takes the 16 words of its four lanes and the 4 of its second generator from `seeder`:
+  // Takes the 32 words of its eight lanes and the 4 of its second generator from `seeder`:
   // streams seeded from one splitmix64 sequence never share a state.
   explicit RandomStream(SplitMix64& seeder);
 
   class Reader;
 
  private:
-  static constexpr std::size_t kLanes = 4;
+  static constexpr std::size_t kVectorLanes = 4;
+  static constexpr std::size_t kVectors = 2;
   static constexpr std::size_t kBatch = 256;
-  // The lanes as one vector (a GCC and Clang extension: AVX2 registers on x86-64-v3, pairs of
+  // Four lanes as one vector (a GCC and Clang extension: AVX2 registers on x86-64-v3, pairs of
   // SSE2 registers on x86-64).
-  using Lanes = std::uint64_t __attribute__((vector_size(kLanes * sizeof(std::uint64_t))));
+  using Lanes = std::uint64_t __attribute__((vector_size(kVectorLanes * sizeof(std::uint64_t))));
+  // A vector's xoshiro256 state: word k of each of its lanes.
+  using LaneStates = std::array<Lanes, 4>;
 
   // Makes the next batch; returns its first word.
   const std::uint64_t* refill();
@@ -97,8 +101,8 @@ class RandomStream {
   double exponentialOutside(std::uint64_t word);
   double normalOutside(std::uint64_t word);
 
-  // state_[k][lane]: word k of each lane's xoshiro256 state.
-  std::array<Lanes, 4> state_{};
+  // Each round of a batch writes the four words of states_[0], then those of states_[1].
+  std::array<LaneStates, kVectors> states_{};
   alignas(32) std::array<std::uint64_t, kBatch> batch_{};
   std::size_t next_ = kBatch;  // the first word not drawn yet
   std::array<std::uint64_t, 4> slow_path_state_{};

@@ -11,14 +11,14 @@
 // (delays plus 6 sigma) ahead of it. Blocks hold at most `block_size` tags and span at most
 // `max_block_duration_ps` of stream time, so quiet stretches yield empty blocks.
 //
-// Stream version 2 (the same seed gives a different stream than version 1 did): all Poisson
-// channels are drawn as one Poisson process of their total rate whose events are given
+// Stream version 3 (the same seed gives a different stream than versions 1 and 2 did): all
+// Poisson channels are drawn as one Poisson process of their total rate whose events are given
 // channels in proportion to the rates (the same joint distribution as independent channels;
-// the first event lies one exponential gap after the start, no longer at it; gaps are rounded
-// to whole picoseconds and at least 1 ps, so no two Poisson events share a time), with
-// xoshiro256++ words and ziggurat exponential and normal variates (io/src/sources/
-// random_draws.hpp); clocks and partners are merged into that sorted stream
-// (io/src/sources/sorted_runs.hpp).
+// the first event lies one exponential gap after the start; gaps are rounded to whole
+// picoseconds and at least 1 ps, so no two Poisson events share a time), with ziggurat
+// exponential and normal variates from xoshiro256++ words in eight interleaved lanes (io/src/
+// sources/random_draws.hpp; version 2 had four); clocks and partners are merged into that
+// sorted stream (io/src/sources/sorted_runs.hpp).
 #pragma once
 
 #include <cstdint>
