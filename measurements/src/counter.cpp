@@ -24,6 +24,8 @@ constexpr std::int64_t kMaxValues = std::int64_t{1} << 28;
 constexpr timestamp_t kMaxSpan = timestamp_t{1} << 62;
 // Gaps below this are divided by the multiply-high divider, longer ones by a division.
 constexpr timestamp_t kDividerLimit = timestamp_t{1} << ExactDivider::kInputBits;
+// Below this many tags a bin on average, a block is counted tag by tag (countSparse).
+constexpr double kSparseTagsPerBin = 8;
 
 }  // namespace
 
@@ -70,13 +72,20 @@ Counter::Counter(std::string name, std::vector<channel_t> channels, timestamp_t 
 }
 
 void Counter::processTimeTags(std::span<const Tag> tags) {
+  if (tags.empty()) return;
+  // Bins a few tags long or shorter: tag by tag.
+  const auto span = static_cast<double>(tags.back().time - tags.front().time) + 1;
+  if (static_cast<double>(tags.size()) * static_cast<double>(binwidth_) <
+      kSparseTagsPerBin * span) {
+    return countSparse(tags);
+  }
   while (!tags.empty()) {
     if (tags.front().time >= bin_end_) completeBinsBefore(tags.front().time);
     // Tags that all lie before the bin's end are counted without a time test each.
     if (tags.back().time < bin_end_) return index_.countTags(tags, current_.data());
     // A bin ends among them. A long stretch before its end is found by a search and counted
-    // in bulk; a short one, where fine bins hold few tags each, tag by tag up to the end
-    // (which a later tag is known to stop), cheaper than a search per bin.
+    // in bulk; a short one tag by tag up to the end (which a later tag is known to stop),
+    // cheaper than a search.
     constexpr std::size_t kLong = 64;
     std::size_t stretch = 0;
     if (tags.size() > kLong && tags[kLong].time < bin_end_) {
@@ -88,6 +97,46 @@ void Counter::processTimeTags(std::span<const Tag> tags) {
     }
     tags = tags.subspan(stretch);
   }
+}
+
+void Counter::countSparse(std::span<const Tag> tags) {
+  // One branch a tag that the stream decides (does it begin a bin?); the work of a new bin is
+  // straight code: writing the finished bin's row and moving past the empty bins after it.
+  const ChannelIndex::Lookup lookup = index_.lookup();
+  const std::size_t channels = index_.size();
+  std::uint64_t* const current = current_.data();
+  std::uint64_t* const totals = totals_.data();
+  timestamp_t bin_end = bin_end_;
+  for (const Tag& tag : tags) {
+    if (tag.time >= bin_end) {
+      const timestamp_t past_end = tag.time - bin_end;
+      if (inOverflow() || current_overflow_ || past_end >= kDividerLimit) {
+        bin_end_ = bin_end;
+        completeBinsBefore(tag.time);
+        bin_end = bin_end_;
+      } else {
+        std::int64_t* const row = buffer_.data() + write_position_ * channels;
+        for (std::size_t c = 0; c < channels; ++c) {
+          row[c] = static_cast<std::int64_t>(current[c]);
+          totals[c] += current[c];
+          current[c] = 0;
+        }
+        current[channels] = 0;  // the discard slot
+        overflow_[write_position_] = 0;
+        bin_of_slot_[write_position_] = bins_completed_;
+        // The finished bin and the empty ones after it (not written: their slots' bin numbers
+        // say they hold older bins, which read as zero).
+        const std::uint64_t advance = 1 + bins_in_(static_cast<std::uint64_t>(past_end));
+        bins_completed_ += advance;
+        write_position_ = advance < n_values_ - write_position_
+                              ? write_position_ + static_cast<std::size_t>(advance)
+                              : static_cast<std::size_t>(bins_completed_ % n_values_);
+        bin_end += static_cast<timestamp_t>(advance) * binwidth_;
+      }
+    }
+    ++current[lookup(tag.channel)];
+  }
+  bin_end_ = bin_end;
 }
 
 void Counter::advanceTime(timestamp_t time) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numeric>
 
 #include "support/drain.hpp"
 #include "support/reference.hpp"
@@ -157,4 +158,67 @@ TEST_CASE("Sparse tags in fine bins: empty bins read as zero without being writt
   CHECK(mask == cut_ref.mask(true));
   CHECK(std::count(mask.begin(), mask.end(), 1) == 37);
   CHECK(partial.getData(true) == cut_ref.data(true));
+}
+
+TEST_CASE("Fine bins counted tag by tag match brute force, uncounted channels included",
+          "[counter][ring]") {
+  // From well under one tag a bin to a few (the tag-by-tag path) and past its threshold (the
+  // bulk path), blocks of one tag to thousands; channel -1 fires but is not counted, channel 9
+  // is counted but never fires.
+  const timestamp_t binwidth = GENERATE(7'000, 150'000, 3'000'000);
+  const std::size_t block_size = GENERATE(1, 64, 4096);
+  const auto config = mixedConfig(3'000'000'000, block_size);  // 3 ms, ~21k tags
+  const DrainedStream stream = drainSynthetic(config);
+  const std::vector<channel_t> channels{1, 2, 3, 9};
+
+  SyntheticSource source(config);
+  Counter counter("counter", channels, binwidth, 53);
+  MeasurementGraph graph(source, GraphOptions{.threads = 1});
+  graph.add(counter);
+  graph.run();
+  const auto ref = counterReference(stream.tags, channels, 0, stream.end(), binwidth, 53);
+  INFO("binwidth " << binwidth << ", block_size " << block_size);
+  REQUIRE(counter.getBinsCompleted() == ref.completed);
+  for (bool rolling : {true, false}) {
+    INFO("rolling " << rolling);
+    CHECK(counter.getData(rolling) == ref.data(rolling));
+    CHECK(counter.getOverflowMask(rolling) == ref.mask(rolling));
+  }
+  CHECK(counter.getDataTotalCounts() == ref.totals);
+}
+
+TEST_CASE("A gap beyond the divider's range between fine bins in one block", "[counter][ring]") {
+  // Two tags, then silence of more than 2^52 ps (the multiply-high divider's range; about 75
+  // minutes) and up to nearly 2^62, then more tags: the gap is counted in bins by a division,
+  // the tags around it one by one. At a 7 ps bin and a gap just below 2^62 that is 6 past a
+  // multiple of 7, the divider would give one bin too many.
+  const timestamp_t binwidth = GENERATE(timestamp_t{1000}, timestamp_t{7});
+  const timestamp_t far =
+      GENERATE(timestamp_t{9'007'199'254'741'000}, (timestamp_t{1} << 62) - 4'999);
+  const std::vector<Tag> tags{makeTimeTag(1, 1'500),      makeTimeTag(-1, 1'700),
+                              makeTimeTag(1, 2'500),      makeTimeTag(1, far + 500),
+                              makeTimeTag(-1, far + 900), makeTimeTag(1, far + 1'500)};
+  const timestamp_t end = far + 2'000;
+  const auto shared = std::make_shared<const std::vector<Tag>>(tags);
+  MemorySource source(shared, 100, 0, end);
+  constexpr std::size_t kValues = 300;
+  Counter counter("counter", {1}, binwidth, kValues);
+  MeasurementGraph graph(source, GraphOptions{.threads = 1});
+  graph.add(counter);
+  graph.run();
+
+  // The last kValues bins before the end, counted directly.
+  const auto completed = static_cast<std::uint64_t>(end / binwidth);
+  std::vector<std::int64_t> expected(kValues, 0);
+  for (const Tag& tag : tags) {
+    const auto bin = static_cast<std::uint64_t>(tag.time / binwidth);
+    if (tag.channel == 1 && bin < completed && bin + kValues >= completed) {
+      ++expected[kValues - (completed - bin)];
+    }
+  }
+  INFO("binwidth " << binwidth << ", far " << far);
+  CHECK(counter.getBinsCompleted() == completed);
+  CHECK(counter.getData(true) == expected);
+  CHECK(std::accumulate(expected.begin(), expected.end(), std::int64_t{0}) >= 1);
+  CHECK(counter.getDataTotalCounts() == std::vector<std::uint64_t>{4});
 }

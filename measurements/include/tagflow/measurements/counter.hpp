@@ -64,6 +64,8 @@ class Counter : public Measurement {
   void mergePartial(const ResultSet& later) override;
 
  private:
+  // Fine bins (a few tags each or fewer): tag by tag.
+  void countSparse(std::span<const Tag> tags);
   void completeBinsBefore(timestamp_t time);
   void completeCurrentBin();
   std::vector<std::int64_t> dataLocked(bool rolling) const;
