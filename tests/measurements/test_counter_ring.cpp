@@ -160,41 +160,50 @@ TEST_CASE("Sparse tags in fine bins: empty bins read as zero without being writt
   CHECK(partial.getData(true) == cut_ref.data(true));
 }
 
-TEST_CASE("Fine bins counted tag by tag match brute force, uncounted channels included",
+TEST_CASE("Bins counted tag by tag match brute force, uncounted channels included",
           "[counter][ring]") {
-  // From well under one tag a bin to a few (the tag-by-tag path) and past its threshold (the
-  // bulk path), blocks of one tag to thousands; channel -1 fires but is not counted, channel 9
-  // is counted but never fires.
-  const timestamp_t binwidth = GENERATE(7'000, 150'000, 3'000'000);
+  // Bins from well under one tag to a few thousand (the tag-by-tag path) and past that (the
+  // bulk path); blocks of 64 and 4096 tags take the path their bins ask for, blocks of one tag
+  // the general one. Channel -1 fires but is not counted, channel 9 is counted but never
+  // fires. The ring holds every bin of the stream, so that each one is compared.
+  const timestamp_t binwidth = GENERATE(7'000, 150'000, 3'000'000, 1'000'000'000);
   const std::size_t block_size = GENERATE(1, 64, 4096);
-  const auto config = mixedConfig(3'000'000'000, block_size);  // 3 ms, ~21k tags
+  const timestamp_t duration = binwidth < 1'000'000'000 ? 3'000'000'000 : 30'000'000'000;
+  const auto config = mixedConfig(duration, block_size);  // ~8.5 MTags/s of stream time
   const DrainedStream stream = drainSynthetic(config);
   const std::vector<channel_t> channels{1, 2, 3, 9};
+  const auto n_values = static_cast<std::size_t>(stream.end() / binwidth);
 
   SyntheticSource source(config);
-  Counter counter("counter", channels, binwidth, 53);
+  Counter counter("counter", channels, binwidth, static_cast<std::int64_t>(n_values));
   MeasurementGraph graph(source, GraphOptions{.threads = 1});
   graph.add(counter);
   graph.run();
-  const auto ref = counterReference(stream.tags, channels, 0, stream.end(), binwidth, 53);
+  const auto ref = counterReference(stream.tags, channels, 0, stream.end(), binwidth, n_values);
   INFO("binwidth " << binwidth << ", block_size " << block_size);
   REQUIRE(counter.getBinsCompleted() == ref.completed);
+  REQUIRE(ref.completed == n_values);
   for (bool rolling : {true, false}) {
     INFO("rolling " << rolling);
     CHECK(counter.getData(rolling) == ref.data(rolling));
     CHECK(counter.getOverflowMask(rolling) == ref.mask(rolling));
   }
   CHECK(counter.getDataTotalCounts() == ref.totals);
+  CHECK(counter.getDataTotalCounts()[0] > 10'000);
 }
 
-TEST_CASE("A gap beyond the divider's range between fine bins in one block", "[counter][ring]") {
-  // Two tags, then silence of more than 2^52 ps (the multiply-high divider's range; about 75
-  // minutes) and up to nearly 2^62, then more tags: the gap is counted in bins by a division,
-  // the tags around it one by one. At a 7 ps bin and a gap just below 2^62 that is 6 past a
-  // multiple of 7, the divider would give one bin too many.
+TEST_CASE("Gaps at and beyond the divider's range between fine bins in one block",
+          "[counter][ring]") {
+  // Two tags, then silence of about 2^52 ps (the multiply-high divider's range; 75 minutes) up
+  // to nearly 2^62, then more tags: the tags are counted one by one, a gap past the range in
+  // bins by a division. At a 7 ps bin and a gap just below 2^62 that is 6 past a multiple of
+  // 7, the divider would give one bin too many.
   const timestamp_t binwidth = GENERATE(timestamp_t{1000}, timestamp_t{7});
+  // Gaps past the divider's range, and at 7 ps bins the largest gap it takes (2^52 - 1 ps past
+  // the bin of the tag at 2500 ps, which ends at 2506 ps) and the smallest it leaves.
   const timestamp_t far =
-      GENERATE(timestamp_t{9'007'199'254'741'000}, (timestamp_t{1} << 62) - 4'999);
+      GENERATE(timestamp_t{9'007'199'254'741'000}, (timestamp_t{1} << 62) - 4'999,
+               (timestamp_t{1} << 52) + 2'005, (timestamp_t{1} << 52) + 2'006);
   const std::vector<Tag> tags{makeTimeTag(1, 1'500),      makeTimeTag(-1, 1'700),
                               makeTimeTag(1, 2'500),      makeTimeTag(1, far + 500),
                               makeTimeTag(-1, far + 900), makeTimeTag(1, far + 1'500)};

@@ -71,14 +71,13 @@ RandomStream::RandomStream(SplitMix64& seeder) {
   for (auto& word : slow_path_state_) word = seeder.next();
 }
 
-namespace {
-
-// One xoshiro256++ step of four lanes; returns their words (the rotations written out: a
-// function taking the vector by value would pass it differently with and without AVX).
-template <typename Lanes>
-[[gnu::always_inline]] inline Lanes xoshiroStep(Lanes& s0, Lanes& s1, Lanes& s2, Lanes& s3) {
+// The lanes pass by reference and the words go out through memory: a vector passed or returned
+// by value would be passed differently with and without AVX (GCC warns of it).
+[[gnu::always_inline]] inline void RandomStream::step(Lanes& s0, Lanes& s1, Lanes& s2, Lanes& s3,
+                                                      std::uint64_t* words) {
   const Lanes sum = s0 + s3;
   const Lanes result = ((sum << 23) | (sum >> 41)) + s0;
+  std::memcpy(words, &result, sizeof result);
   const Lanes t = s1 << 17;
   s2 ^= s0;
   s3 ^= s1;
@@ -86,20 +85,15 @@ template <typename Lanes>
   s0 ^= s3;
   s2 ^= t;
   s3 = (s3 << 45) | (s3 >> 19);
-  return result;
 }
-
-}  // namespace
 
 const std::uint64_t* RandomStream::refill() {
   static_assert(kVectors == 2 && kBatch % (kVectors * kVectorLanes) == 0);
   auto [a0, a1, a2, a3] = states_[0];
   auto [b0, b1, b2, b3] = states_[1];
   for (std::size_t round = 0; round < kBatch; round += kVectors * kVectorLanes) {
-    const Lanes a = xoshiroStep(a0, a1, a2, a3);
-    const Lanes b = xoshiroStep(b0, b1, b2, b3);
-    std::memcpy(batch_.data() + round, &a, sizeof a);
-    std::memcpy(batch_.data() + round + kVectorLanes, &b, sizeof b);
+    step(a0, a1, a2, a3, batch_.data() + round);
+    step(b0, b1, b2, b3, batch_.data() + round + kVectorLanes);
   }
   states_[0] = {a0, a1, a2, a3};
   states_[1] = {b0, b1, b2, b3};

@@ -76,8 +76,9 @@ const ZigguratTables& normalZiggurat();
 
 class RandomStream {
  public:
-  // Takes the 32 words of its eight lanes and the 4 of its second generator from `seeder`:
-  // streams seeded from one splitmix64 sequence never share a state.
+  // Takes the 32 words of its eight lanes and the 4 of its second generator from `seeder`, in
+  // that order (lane l the words 4l to 4l + 3, as its state words 0 to 3): streams seeded from
+  // one splitmix64 sequence never share a state.
   explicit RandomStream(SplitMix64& seeder);
 
   class Reader;
@@ -92,6 +93,9 @@ class RandomStream {
   // A vector's xoshiro256 state: word k of each of its lanes.
   using LaneStates = std::array<Lanes, 4>;
 
+  // One xoshiro256++ step of four lanes (word k of each lane's state in s_k); writes their
+  // four words to `words`.
+  static void step(Lanes& s0, Lanes& s1, Lanes& s2, Lanes& s3, std::uint64_t* words);
   // Makes the next batch; returns its first word.
   const std::uint64_t* refill();
   std::uint64_t slowPathBits();
@@ -101,7 +105,8 @@ class RandomStream {
   double exponentialOutside(std::uint64_t word);
   double normalOutside(std::uint64_t word);
 
-  // Each round of a batch writes the four words of states_[0], then those of states_[1].
+  // Each round of a batch writes one word of each of states_[0]'s four lanes, then one of each
+  // of states_[1]'s: word i of the batch comes from lane i % 8 (lanes 4 to 7 are states_[1]'s).
   std::array<LaneStates, kVectors> states_{};
   alignas(32) std::array<std::uint64_t, kBatch> batch_{};
   std::size_t next_ = kBatch;  // the first word not drawn yet

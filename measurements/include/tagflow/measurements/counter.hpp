@@ -64,8 +64,8 @@ class Counter : public Measurement {
   void mergePartial(const ResultSet& later) override;
 
  private:
-  // Fine bins (a few tags each or fewer): tag by tag.
-  void countSparse(std::span<const Tag> tags);
+  // Bins of up to some thousand tags: tag by tag, a bin completed as soon as a tag lies past it.
+  void countTagByTag(std::span<const Tag> tags);
   void completeBinsBefore(timestamp_t time);
   void completeCurrentBin();
   std::vector<std::int64_t> dataLocked(bool rolling) const;
