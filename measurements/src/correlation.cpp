@@ -69,6 +69,7 @@ Correlation::Correlation(std::string name, channel_t channel_1, channel_t channe
   highest_ = lowest_ + window;
   bin_of_ = LinearBins{lowest_, ExactDivider(static_cast<std::uint64_t>(binwidth_))};
   counts_.assign(n_bins_, 0);
+  if (n_bins_ <= CountBatch::kCachedBins) twin_counts_ = TwinCounts<std::int64_t>(n_bins_);
 }
 
 void Correlation::processTimeTags(std::span<const Tag> tags) {
@@ -107,14 +108,19 @@ void Correlation::pairUpTo(timestamp_t limit) {
   limit = std::min(limit, countedEnd());  // later events are anchors of the next range
   std::int64_t* const counts = counts_.data();
   if (n_bins_ <= CountBatch::kCachedBins) {
-    const auto count = [counts](std::size_t bin) { ++counts[bin]; };
+    const auto count = [this, counts](std::span<const timestamp_t> taus) {
+      twin_counts_.count(taus, counts, bin_of_);
+    };
     if (auto_correlation_) {
       pairAutoUpTo(limit, count);
     } else {
       pairCrossUpTo(limit, count);
     }
   } else {
-    const auto count = [this, counts](std::size_t bin) { batch_.add(bin, counts); };
+    const auto count = [this, counts](std::span<const timestamp_t> taus) {
+      const LinearBins bin_of = bin_of_;  // a local: batch_.add() stores to memory
+      for (const timestamp_t tau : taus) batch_.add(bin_of(tau), counts);
+    };
     if (auto_correlation_) {
       pairAutoUpTo(limit, count);
     } else {
@@ -125,12 +131,6 @@ void Correlation::pairUpTo(timestamp_t limit) {
 }
 
 template <class Count>
-void Correlation::countTaus(std::span<const timestamp_t> taus, Count count) const {
-  const LinearBins bin_of = bin_of_;
-  for (const timestamp_t tau : taus) count(bin_of(tau));
-}
-
-template <class Count>
 std::size_t Correlation::pairEvents(std::span<const timestamp_t> events,
                                     std::span<const timestamp_t> partners, Count count) {
   return pairWindows(
@@ -138,7 +138,7 @@ std::size_t Correlation::pairEvents(std::span<const timestamp_t> events,
       [](timestamp_t t, const timestamp_t* run, std::size_t pairs, timestamp_t* out) {
         writeDifferences(t, run, pairs, out);
       },
-      [&](std::span<const timestamp_t> taus) { countTaus(taus, count); });
+      count);
 }
 
 namespace {

@@ -114,6 +114,7 @@ HistogramLogBins::HistogramLogBins(std::string name, channel_t click_channel,
   span_ = edges_.back();
   lookup_ = LogBinLookup(edges_);
   counts_.assign(edges_.size() - 1, 0);
+  twin_counts_ = TwinCounts<std::uint64_t>(counts_.size());
   click_gate_.reset();
   start_gate_.reset();
   assumed_ = gateStates();
@@ -161,7 +162,9 @@ void HistogramLogBins::pairClicks(std::span<const timestamp_t> clicks) {
       [this](timestamp_t click, const timestamp_t* starts, std::size_t count, timestamp_t* out) {
         lookup_.writeWords(click, starts, count, out);
       },
-      [this](std::span<const timestamp_t> words) { lookup_.countWords(words, counts_.data()); });
+      [this](std::span<const timestamp_t> words) {
+        lookup_.countWords(words, counts_.data(), twin_counts_);
+      });
 }
 
 void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {

@@ -107,34 +107,36 @@ std::size_t LogBinLookup::binOf(timestamp_t tau) const {
 }
 
 template <int kLowBits>
-void LogBinLookup::countPacked(std::span<const timestamp_t> words, std::uint64_t* counts) const {
+void LogBinLookup::countPacked(std::span<const timestamp_t> words, std::uint64_t* counts,
+                               TwinCounts<std::uint64_t>& twin) const {
   // A local: the loop stores counts, which the compiler cannot tell from the table.
   const std::uint64_t* const entries = packed_.data();
-  for (const timestamp_t word : words) {
-    ++counts[packedBin(entries, static_cast<std::uint64_t>(word), kLowBits)];
-  }
+  twin.count(words, counts, [entries](timestamp_t word) {
+    return packedBin(entries, static_cast<std::uint64_t>(word), kLowBits);
+  });
 }
 
-void LogBinLookup::countWords(std::span<const timestamp_t> words, std::uint64_t* counts) const {
+void LogBinLookup::countWords(std::span<const timestamp_t> words, std::uint64_t* counts,
+                              TwinCounts<std::uint64_t>& twin) const {
   static_assert(kCoarsestSubBits == 6 && kFinestSubBits == 13, "one case per key width");
   // The shifts by constants (as fast as the look-up itself would be without them).
   switch (low_bits_) {
     case 46:
-      return countPacked<46>(words, counts);
+      return countPacked<46>(words, counts, twin);
     case 45:
-      return countPacked<45>(words, counts);
+      return countPacked<45>(words, counts, twin);
     case 44:
-      return countPacked<44>(words, counts);
+      return countPacked<44>(words, counts, twin);
     case 43:
-      return countPacked<43>(words, counts);
+      return countPacked<43>(words, counts, twin);
     case 42:
-      return countPacked<42>(words, counts);
+      return countPacked<42>(words, counts, twin);
     case 41:
-      return countPacked<41>(words, counts);
+      return countPacked<41>(words, counts, twin);
     case 40:
-      return countPacked<40>(words, counts);
+      return countPacked<40>(words, counts, twin);
     case 39:
-      return countPacked<39>(words, counts);
+      return countPacked<39>(words, counts, twin);
     default:  // no packed table
       for (const timestamp_t tau : words) ++counts[binOf(tau)];
   }

@@ -16,6 +16,7 @@
 #include "tagflow/measurements/exact_divider.hpp"
 #include "tagflow/measurements/log_bin_lookup.hpp"
 #include "tagflow/measurements/time_window.hpp"
+#include "tagflow/measurements/twin_counts.hpp"
 
 using namespace tagflow;
 
@@ -175,13 +176,47 @@ TEST_CASE("LogBinLookup finds the bin an edge search finds", "[pair_kernels]") {
       written += count;
     }
     std::vector<std::uint64_t> expected(edges.size() - 1), counted(edges.size() - 1);
+    TwinCounts<std::uint64_t> twin(expected.size());
     for (std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8},
                                std::size_t{9}, std::size_t{15}, taus.size()}) {
       INFO("length " << length);
       std::fill(expected.begin(), expected.end(), 0);
       std::fill(counted.begin(), counted.end(), 0);
       for (std::size_t j = 0; j < length; ++j) ++expected[search(taus[j])];
-      lookup.countWords({words.data(), length}, counted.data());
+      lookup.countWords({words.data(), length}, counted.data(), twin);
+      CHECK(counted == expected);
+    }
+    // The twin histogram is left empty: a second count doubles every bin.
+    lookup.countWords({words.data(), taus.size()}, counted.data(), twin);
+    for (std::uint64_t& count : expected) count *= 2;
+    CHECK(counted == expected);
+  }
+}
+
+TEST_CASE("TwinCounts counts every value into its bin, batch after batch", "[pair_kernels]") {
+  std::mt19937_64 random(11);
+  for (const std::size_t bins :
+       {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{1000}}) {
+    TwinCounts<std::int64_t> twin(bins);
+    std::vector<std::int64_t> counted(bins), expected(bins);
+    // Values in runs of equal bins (as a sorted run of differences gives) and at random.
+    std::vector<timestamp_t> values;
+    for (std::size_t i = 0; values.size() < 5000; ++i) {
+      const auto value = static_cast<timestamp_t>(random() % (10 * bins));
+      values.insert(values.end(), 1 + i % 4, value);
+    }
+    const auto bin_of = [bins](timestamp_t value) {
+      return static_cast<std::size_t>(value) / 10 % bins;
+    };
+    // Batches below, at and above the number of bins, odd and even.
+    std::size_t at = 0;
+    for (const std::size_t length : {bins - 1, bins, bins + 1, std::size_t{0}, 2 * bins + 3,
+                                     std::size_t{1}, values.size() / 2}) {
+      INFO("bins " << bins << ", batch of " << length << " from " << at);
+      const std::size_t take = std::min(length, values.size() - at);
+      twin.count({values.data() + at, take}, counted.data(), bin_of);
+      for (std::size_t j = at; j < at + take; ++j) ++expected[bin_of(values[j])];
+      at += take;
       CHECK(counted == expected);
     }
   }

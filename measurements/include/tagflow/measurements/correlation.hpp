@@ -21,6 +21,7 @@
 #include "tagflow/measurements/count_batch.hpp"
 #include "tagflow/measurements/exact_divider.hpp"
 #include "tagflow/measurements/time_window.hpp"
+#include "tagflow/measurements/twin_counts.hpp"
 
 namespace tagflow {
 
@@ -74,7 +75,8 @@ class Correlation : public Measurement {
   };
   // Counts the pairs of every held-back channel_1 event earlier than `limit`.
   void pairUpTo(timestamp_t limit);
-  // `count(bin)` counts one pair: directly, or through batch_ for a large histogram.
+  // `count(taus)` counts a batch of pairs: through twin_counts_, or batch_ for a large
+  // histogram.
   template <class Count>
   void pairCrossUpTo(timestamp_t limit, Count count);
   template <class Count>
@@ -84,8 +86,6 @@ class Correlation : public Measurement {
   template <class Count>
   std::size_t pairEvents(std::span<const timestamp_t> events, std::span<const timestamp_t> partners,
                          Count count);
-  template <class Count>
-  void countTaus(std::span<const timestamp_t> taus, Count count) const;
   void forgetEvents();
   // Keeps the channel_2 events of a margin as partners, never as counted events or anchors.
   void keepPartners(std::span<const Tag> tags);
@@ -101,6 +101,7 @@ class Correlation : public Measurement {
   LinearBins bin_of_;
 
   std::vector<std::int64_t> counts_;
+  TwinCounts<std::int64_t> twin_counts_;
   CountBatch batch_;
   TimeWindow pending_1_;  // channel_1 events not yet paired (cross-correlation)
   TimeWindow window_2_;   // channel_2 events still inside the window of a pending event

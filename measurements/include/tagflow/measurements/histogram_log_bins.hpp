@@ -133,6 +133,7 @@ class HistogramLogBins : public Measurement {
   LogBinLookup lookup_;
 
   std::vector<std::uint64_t> counts_;
+  TwinCounts<std::uint64_t> twin_counts_;
   TimeWindow starts_;
   TimeWindow clicks_;  // this block's clicks (ungated: paired after the split)
   std::vector<timestamp_t> words_ = std::vector<timestamp_t>(8192);  // pairs waiting to be counted

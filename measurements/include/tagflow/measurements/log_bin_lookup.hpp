@@ -21,6 +21,7 @@
 
 #include "tagflow/core/tag.hpp"
 #include "tagflow/measurements/time_window.hpp"
+#include "tagflow/measurements/twin_counts.hpp"
 
 namespace tagflow {
 
@@ -37,8 +38,9 @@ class LogBinLookup {
     if (packed_.empty()) return writeDifferences(from, times, count, out);
     writeMappedDifferences(from, times, count, out, DoubleWord{});
   }
-  // ++counts[binOf(tau)] for the tau of every word.
-  void countWords(std::span<const timestamp_t> words, std::uint64_t* counts) const;
+  // ++counts[binOf(tau)] for the tau of every word, through `twin` (of as many bins).
+  void countWords(std::span<const timestamp_t> words, std::uint64_t* counts,
+                  TwinCounts<std::uint64_t>& twin) const;
 
  private:
   // The bits of the double of tau (exact below 2^52) less those of 1.0: the exponent and
@@ -74,7 +76,8 @@ class LogBinLookup {
     return static_cast<std::size_t>((entries[word >> low_bits] + low) >> (low_bits + 1));
   }
   template <int kLowBits>
-  void countPacked(std::span<const timestamp_t> words, std::uint64_t* counts) const;
+  void countPacked(std::span<const timestamp_t> words, std::uint64_t* counts,
+                   TwinCounts<std::uint64_t>& twin) const;
 
   std::vector<timestamp_t> edges_;
   std::vector<std::uint32_t> first_bin_;  // per key: the bin of the key's smallest tau
