@@ -69,11 +69,10 @@ class LogBinLookup {
   std::uint32_t keyOf(timestamp_t tau) const;
   bool buildOneEdgeTables(const std::vector<timestamp_t>& edges, int sub_bits);
   bool packTables();
-  // The bin of a word from the packed table: its low bits, added to its key's entry, carry
-  // into the bin where they reach the key's next edge.
+  // The bin of a word from the packed table: the word, added to its key's entry, carries
+  // into the bin where its low bits reach the key's next edge.
   static std::size_t packedBin(const std::uint64_t* entries, std::uint64_t word, int low_bits) {
-    const std::uint64_t low = word & ((std::uint64_t{1} << low_bits) - 1);
-    return static_cast<std::size_t>((entries[word >> low_bits] + low) >> (low_bits + 1));
+    return static_cast<std::size_t>((entries[word >> low_bits] + word) >> (low_bits + 1));
   }
   template <int kLowBits>
   void countPacked(std::span<const timestamp_t> words, std::uint64_t* counts,
@@ -84,7 +83,7 @@ class LogBinLookup {
   std::vector<timestamp_t> next_edge_;    // per key: the edge after that bin's left edge
   // Per key, in place of the two tables where words are doubles' bits: the bin, shifted
   // above a word's low bits and one more, plus what the low bits of a tau at the next edge
-  // need to carry into the bin.
+  // need to carry into the bin, less the key's bits of a word.
   std::vector<std::uint64_t> packed_;
   int sub_bits_ = 0;
   int low_bits_ = 0;         // a word's bits below its key; 0: no packed table
