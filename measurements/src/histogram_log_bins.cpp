@@ -185,9 +185,9 @@ void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {
     clicks_.clear();
     splitChannels(tags, start_channel_, starts_, click_channel_, &clicks_);
   }
-  for (std::size_t i = first_new_start; i < starts_.size(); ++i) {
-    n_start_ += starts_[i] >= accumulate_from_;
-  }
+  const auto new_starts = starts_.times().subspan(first_new_start);
+  n_start_ += static_cast<std::size_t>(
+      new_starts.end() - std::lower_bound(new_starts.begin(), new_starts.end(), accumulate_from_));
   auto clicks = clicks_.times();
   clicks = clicks.subspan(static_cast<std::size_t>(
       std::lower_bound(clicks.begin(), clicks.end(), accumulate_from_) - clicks.begin()));

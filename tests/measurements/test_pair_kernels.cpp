@@ -73,6 +73,31 @@ TEST_CASE("the window advances agree with binary searches", "[pair_kernels]") {
   }
 }
 
+TEST_CASE("TimeWindow::dropBefore forgets exactly the times before a bound", "[pair_kernels]") {
+  std::mt19937_64 random(5);
+  for (int round = 0; round < 300; ++round) {
+    // Equal times in runs, windows from empty to a block's size, dropped again and again by
+    // bounds that move on a little or a lot (every step and search length of the gallop).
+    const std::size_t size = round < 200 ? random() % 40 : random() % 5000;
+    std::vector<timestamp_t> reference;
+    TimeWindow window;
+    timestamp_t time = -100;
+    for (std::size_t i = 0; i < size; ++i) {
+      time += static_cast<timestamp_t>(random() % 4);
+      reference.push_back(time);
+      window.push(time);
+    }
+    timestamp_t bound = -120;
+    for (int probe = 0; probe < 12 && !reference.empty(); ++probe) {
+      bound += static_cast<timestamp_t>(random() % (probe % 3 == 0 ? 5 : 2 * size + 1));
+      window.dropBefore(bound);
+      std::erase_if(reference, [bound](timestamp_t t) { return t < bound; });
+      INFO("round " << round << ", window of " << size << ", bound " << bound);
+      REQUIRE(std::vector<timestamp_t>(window.times().begin(), window.times().end()) == reference);
+    }
+  }
+}
+
 TEST_CASE("writeDifferences writes every difference asked for, up to the window's end",
           "[pair_kernels]") {
   TimeWindow window;

@@ -41,11 +41,20 @@ class TimeWindow {
   }
   // Forgets the `count` oldest times.
   void dropFront(std::size_t count) { head_ += count; }
-  // Forgets every time earlier than `time`.
+  // Forgets every time earlier than `time`. Steps of 1, 2, 4, ... times, then a binary
+  // search within the last step: a few times dropped cost a few compares, a block's worth of
+  // them a logarithm of it instead of one compare each.
   void dropBefore(timestamp_t time) {
-    std::size_t head = head_;  // a local: the compiler would store the member every step
-    while (head < end_ && data_[head] < time) ++head;
-    head_ = head;
+    if (head_ == end_ || data_[head_] >= time) return;
+    std::size_t below = head_;  // the last position known to hold a time before `time`
+    std::size_t step = 1;
+    while (below + step < end_ && data_[below + step] < time) {
+      below += step;
+      step *= 2;
+    }
+    const timestamp_t* const data = data_.get();
+    head_ = static_cast<std::size_t>(
+        std::lower_bound(data + below + 1, data + std::min(below + step, end_), time) - data);
   }
   void clear() { head_ = end_ = 0; }
   // Until the next push or commit, the kSealTimes times past the end read as the largest
