@@ -69,7 +69,7 @@ Correlation::Correlation(std::string name, channel_t channel_1, channel_t channe
   highest_ = lowest_ + window;
   bin_of_ = LinearBins{lowest_, ExactDivider(static_cast<std::uint64_t>(binwidth_))};
   counts_.assign(n_bins_, 0);
-  if (n_bins_ <= CountBatch::kCachedBins) twin_counts_ = TwinCounts<std::int64_t>(n_bins_);
+  twin_counts_ = TwinCounts<std::int64_t>(n_bins_);
 }
 
 void Correlation::processTimeTags(std::span<const Tag> tags) {

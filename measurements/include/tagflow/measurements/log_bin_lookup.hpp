@@ -38,7 +38,8 @@ class LogBinLookup {
     if (packed_.empty()) return writeDifferences(from, times, count, out);
     writeMappedDifferences(from, times, count, out, DoubleWord{});
   }
-  // ++counts[binOf(tau)] for the tau of every word, through `twin` (of as many bins).
+  // ++counts[binOf(tau)] for the tau of every word; with the packed table, through `twin`
+  // (of as many bins).
   void countWords(std::span<const timestamp_t> words, std::uint64_t* counts,
                   TwinCounts<std::uint64_t>& twin) const;
 

@@ -3,8 +3,9 @@
 // differences of one event's run often fall into one bin, and an increment of the bin the
 // previous one just stored must wait for that store; alternating histograms give each
 // increment twice the time. The fold costs a few operations per bin, so batches with fewer
-// values than bins count into the histogram alone. The histogram ends as a plain count would
-// leave it: the order of the increments is all that changes.
+// values than bins count into the histogram alone (and a histogram that never sees a batch
+// as large never allocates its twin). The histogram ends as a plain count would leave it: the
+// order of the increments is all that changes.
 #pragma once
 
 #include <cstddef>
@@ -18,15 +19,16 @@ namespace tagflow {
 template <class Count>
 class TwinCounts {
  public:
-  explicit TwinCounts(std::size_t bins = 0) : twin_(bins, 0) {}
+  explicit TwinCounts(std::size_t bins = 0) : bins_(bins) {}
 
   // ++counts[bin_of(value)] for every value; counts has the bins given at construction.
   // bin_of is taken by value so that its fields stay in registers across the stores.
   template <class BinOf>
   void count(std::span<const timestamp_t> values, Count* counts, const BinOf bin_of) {
-    const std::size_t bins = twin_.size();
+    const std::size_t bins = bins_;
     std::size_t i = 0;
     if (values.size() >= bins) {
+      if (twin_.size() != bins) twin_.assign(bins, 0);
       Count* const twin = twin_.data();
       for (; i + 2 <= values.size(); i += 2) {
         ++counts[bin_of(values[i])];
@@ -41,7 +43,8 @@ class TwinCounts {
   }
 
  private:
-  std::vector<Count> twin_;
+  std::size_t bins_;
+  std::vector<Count> twin_;  // all zero between batches
 };
 
 }  // namespace tagflow
