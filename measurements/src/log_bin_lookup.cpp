@@ -87,8 +87,7 @@ bool LogBinLookup::packTables() {
     // are not below the edge's. The key's own bits are taken off, so that the whole word can
     // be added without masking its low bits out (the sum wraps back to the same value).
     packed_[key] = (std::uint64_t{first_bin_[key]} << bin_shift) +
-                   ((std::uint64_t{1} << bin_shift) - edge_low) -
-                   (std::uint64_t{key} << low_bits);
+                   ((std::uint64_t{1} << bin_shift) - edge_low) - (std::uint64_t{key} << low_bits);
   }
   low_bits_ = low_bits;
   return true;
