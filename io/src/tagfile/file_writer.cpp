@@ -1,7 +1,10 @@
 #include "tagflow/io/tagfile/file_writer.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+
+#include <immintrin.h>
 
 #include "tagflow/core/error.hpp"
 
@@ -16,6 +19,17 @@ constexpr std::size_t kBlockTags = 16384;
 // node rarely waits while the recorder is off its core on a machine with fewer cores than
 // threads (to disk with fsync, six gave 128 to 160 MTags/s where sixteen gave 160 to 179).
 constexpr std::size_t kBuffers = 16;
+
+// Copies four tags to `out` (16-byte aligned) past the caches. The recorder's thread reads the
+// buffer on another core; an ordinary store would first fetch each line back from that core
+// (it read the buffer's previous contents), which made this copy a third of its speed while
+// the recorder ran. The caller fences before the buffer changes hands.
+void copyFourPastCache(const Tag* in, Tag* out) {
+  for (std::size_t k = 0; k < 4; ++k) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out + k),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + k)));
+  }
+}
 
 }  // namespace
 
@@ -103,12 +117,18 @@ std::size_t FileWriter::filter(std::span<const Tag> tags, Tag* out) const {
     return static_cast<unsigned>(slot(tag.channel) != discard);
   };
   const Tag* const in = tags.data();
+  // The buffers come from operator new, 16-byte aligned for a 16-byte Tag; kept as a check.
+  const bool aligned = reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
   std::size_t kept = 0;
   std::size_t i = 0;
   for (; i + 4 <= tags.size(); i += 4) {
     prefetchAhead(in + i);
     if (recorded(in[i]) + recorded(in[i + 1]) + recorded(in[i + 2]) + recorded(in[i + 3]) == 4) {
-      std::memcpy(static_cast<void*>(out + kept), in + i, 4 * sizeof(Tag));
+      if (aligned) {
+        copyFourPastCache(in + i, out + kept);
+      } else {
+        std::memcpy(static_cast<void*>(out + kept), in + i, 4 * sizeof(Tag));
+      }
       kept += 4;
       continue;
     }
@@ -121,6 +141,8 @@ std::size_t FileWriter::filter(std::span<const Tag> tags, Tag* out) const {
     out[kept] = in[i];
     kept += recorded(in[i]);
   }
+  // The streaming stores are weakly ordered: complete them before the buffer is handed over.
+  _mm_sfence();
   return kept;
 }
 
