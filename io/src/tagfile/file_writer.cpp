@@ -23,7 +23,9 @@ constexpr std::size_t kBuffers = 16;
 // Copies four tags to `out` (16-byte aligned) past the caches. The recorder's thread reads the
 // buffer on another core; an ordinary store would first fetch each line back from that core
 // (it read the buffer's previous contents), which made this copy a third of its speed while
-// the recorder ran. The caller fences before the buffer changes hands.
+// the recorder ran. The recorder then reads the tags from memory instead of from this core's
+// cache, which is slower for it: worth it only while the recorder keeps up, so that the copy
+// is what the graph waits for. The caller fences before the buffer changes hands.
 void copyFourPastCache(const Tag* in, Tag* out) {
   for (std::size_t k = 0; k < 4; ++k) {
     _mm_stream_si128(reinterpret_cast<__m128i*>(out + k),
@@ -118,13 +120,13 @@ std::size_t FileWriter::filter(std::span<const Tag> tags, Tag* out) const {
   };
   const Tag* const in = tags.data();
   // The buffers come from operator new, 16-byte aligned for a 16-byte Tag; kept as a check.
-  const bool aligned = reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+  const bool past_cache = copy_past_cache_ && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
   std::size_t kept = 0;
   std::size_t i = 0;
   for (; i + 4 <= tags.size(); i += 4) {
     prefetchAhead(in + i);
     if (recorded(in[i]) + recorded(in[i + 1]) + recorded(in[i + 2]) + recorded(in[i + 3]) == 4) {
-      if (aligned) {
+      if (past_cache) {
         copyFourPastCache(in + i, out + kept);
       } else {
         std::memcpy(static_cast<void*>(out + kept), in + i, 4 * sizeof(Tag));
@@ -182,6 +184,7 @@ void FileWriter::cutFullChunks() {
 void FileWriter::handOver(std::size_t count, timestamp_t end) {
   if (count == 0 && end <= chunk_begin_) return;
   std::vector<Tag> next = recorder_->takeBuffer();
+  copy_past_cache_ = recorder_->freeBufferCount() >= kBuffers / 2;
   if (next.size() < chunk_.size()) next.resize(chunk_.size());
   std::copy(chunk_.begin() + static_cast<std::ptrdiff_t>(count),
             chunk_.begin() + static_cast<std::ptrdiff_t>(count_), next.begin());

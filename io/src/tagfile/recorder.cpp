@@ -44,6 +44,11 @@ std::vector<Tag> TagFileRecorder::takeBuffer() {
   return buffer;
 }
 
+std::size_t TagFileRecorder::freeBufferCount() const {
+  std::lock_guard lock(mutex_);
+  return free_buffers_.size();
+}
+
 void TagFileRecorder::submit(std::vector<Tag> tags, std::size_t count, timestamp_t begin_time,
                              timestamp_t end_time) {
   if (count > tags.size()) {

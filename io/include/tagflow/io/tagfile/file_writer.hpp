@@ -82,6 +82,8 @@ class FileWriter : public Measurement {
   std::unique_ptr<TagFileRecorder> recorder_;
   std::vector<Tag> chunk_;  // its size is its capacity; count_ tags are in use
   std::size_t count_ = 0;
+  // The chunk is written past the caches (filter()) while the recorder keeps up.
+  bool copy_past_cache_ = false;
   timestamp_t chunk_begin_ = 0;
   timestamp_t last_time_ = 0;
   bool capturing_ = false;

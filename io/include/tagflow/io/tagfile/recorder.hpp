@@ -36,6 +36,8 @@ class TagFileRecorder {
   // A buffer to fill, as it came back (its size kept from earlier use, so that it need not
   // be cleared or grown again); waits while none is free.
   std::vector<Tag> takeBuffer();
+  // Buffers free at this moment: few means the recorder's thread is behind.
+  std::size_t freeBufferCount() const;
   // Hands over the block [begin_time, end_time) holding the first `count` tags of `tags`.
   void submit(std::vector<Tag> tags, std::size_t count, timestamp_t begin_time,
               timestamp_t end_time);
