@@ -1,7 +1,8 @@
 // The synthetic source's random draws (io/src/sources/random_draws.hpp): streams are
 // reproducible and distinct; the ziggurat exponential and the truncated normal follow their
 // distributions (Kolmogorov-Smirnov on a million draws at the 0.1 % critical value), tails and
-// the 6 sigma truncation included.
+// the 6 sigma truncation included; the exponential's wedge test decides as exp itself does;
+// the bulk draws (bulk_draws.hpp) give what drawing element by element gives.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <functional>
 #include <vector>
 
+#include "sources/bulk_draws.hpp"
 #include "sources/random_draws.hpp"
 
 using namespace tagflow::synthetic;
@@ -144,6 +146,33 @@ TEST_CASE("The ziggurat exponential follows the exponential distribution", "[syn
   CHECK(tail_d < ksCritical(tail.size()));
 }
 
+TEST_CASE("The exponential wedge test decides as the exponential itself does", "[synthetic]") {
+  // Every layer's wedge: points spread over it, and heights a few units in the last place
+  // either side of exp(-x), where the tangent and chord must leave the decision to exp.
+  const ZigguratTables& z = exponentialZiggurat();
+  ScalarXoshiro words(std::array<std::uint64_t, 4>{1, 2, 3, 4});
+  const auto uniform = [&] { return static_cast<double>(words.next() >> 11) * 0x1.0p-53; };
+  std::size_t checked = 0, mismatches = 0;
+  for (std::size_t layer = 1; layer < 256; ++layer) {
+    const double left = layer == 1 ? 0.0 : z.width[layer - 1] * 0x1.0p53;
+    const double right = z.width[layer] * 0x1.0p53;
+    for (int i = 0; i < 4000; ++i) {
+      const double x = left + uniform() * (right - left);
+      double height = z.density[layer] + uniform() * (z.density[layer - 1] - z.density[layer]);
+      if (i % 2 == 1) {
+        height = std::exp(-x);
+        for (int ulps = i % 7; ulps > 0; --ulps) {
+          height = std::nextafter(height, i % 4 == 1 ? 0.0 : 2.0);
+        }
+      }
+      mismatches += underExponential(z, layer, x, height) != (height < std::exp(-x));
+      ++checked;
+    }
+  }
+  INFO(mismatches << " of " << checked << " decisions differ");
+  CHECK(mismatches == 0);
+}
+
 TEST_CASE("The truncated normal follows the normal distribution within 6 sigma", "[synthetic]") {
   SplitMix64 seeder(12);
   RandomStream stream(seeder);
@@ -183,4 +212,40 @@ TEST_CASE("The truncated normal follows the normal distribution within 6 sigma",
       ksStatistic(tail, [&](double x) { return (normalCdf(x) - normalCdf(r)) / beyond; });
   INFO("tail KS statistic " << tail_d << " over " << tail.size());
   CHECK(tail_d < ksCritical(tail.size()));
+}
+
+TEST_CASE("Bulk draws give what drawing element by element gives", "[synthetic]") {
+  // 100 000 elements span hundreds of batches and about 1 500 draws off the fast path.
+  const std::size_t n = 100'000;
+  std::vector<tagflow::timestamp_t> times(n);
+  for (std::size_t i = 0; i < n; ++i) times[i] = static_cast<tagflow::timestamp_t>(i) * 7919;
+  const double sigma = GENERATE(0.0, 0.4, 50.0);
+  const tagflow::timestamp_t offset = GENERATE(0, -1000);
+
+  SplitMix64 bulk_seeder(5), single_seeder(5);
+  RandomStream bulk_stream(bulk_seeder), single_stream(single_seeder);
+  RandomStream::Reader bulk(bulk_stream), single(single_stream);
+  // A word or two first, so that the runs start inside a batch.
+  bulk.bits();
+  single.bits();
+
+  std::vector<tagflow::timestamp_t> jittered = times;
+  addRoundedNormals(bulk, sigma, offset, jittered);
+  std::size_t jitter_mismatches = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double jitter = sigma > 0 ? sigma * single.truncatedNormal() : 0.0;
+    jitter_mismatches += jittered[i] != times[i] + offset + roundToPs(jitter);
+  }
+  CHECK(jitter_mismatches == 0);
+
+  const std::uint64_t below = 0x5555'5555'5555'5555;
+  std::vector<tagflow::timestamp_t> kept(n);
+  kept.resize(keepWithWordBelow(bulk, below, times, kept.data()));
+  std::vector<tagflow::timestamp_t> expected;
+  for (const tagflow::timestamp_t time : times) {
+    if (single.bits() < below) expected.push_back(time);
+  }
+  CHECK(kept == expected);
+  // Both streams end at the same word.
+  CHECK(bulk.bits() == single.bits());
 }

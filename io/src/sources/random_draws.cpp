@@ -40,6 +40,18 @@ ZigguratTables buildZiggurat(double r, double tail_area, Density f, Inverse inve
 
 }  // namespace
 
+bool underExponential(const ZigguratTables& z, std::size_t layer, double x, double height) {
+  constexpr double kMargin = 1e-12;
+  const double left = layer == 1 ? 0.0 : z.width[layer - 1] * kTwoTo53;
+  const double right = z.width[layer] * kTwoTo53;
+  const double tangent = z.density[layer - 1] * (1 - (x - left));
+  if (height < tangent - kMargin) return true;
+  const double chord = z.density[layer - 1] +
+                       (x - left) * (z.density[layer] - z.density[layer - 1]) / (right - left);
+  if (height > chord + kMargin) return false;
+  return height < std::exp(-x);
+}
+
 const ZigguratTables& exponentialZiggurat() {
   static const ZigguratTables tables = [] {
     const double r = 7.69711747013104972;  // Marsaglia and Tsang, 256 layers
@@ -124,7 +136,7 @@ double RandomStream::exponentialOutside(std::uint64_t word) {
     const double x = z.x(word);
     const double height =
         z.density[layer] + slowPathUniformOpen() * (z.density[layer - 1] - z.density[layer]);
-    if (height < std::exp(-x)) return x;
+    if (underExponential(z, layer, x, height)) return x;
     word = slowPathBits();
     if (z.onFastPath(word)) return z.x(word);
   }

@@ -72,6 +72,13 @@ inline double withSignOf(std::uint64_t word, double x) {
 }
 
 const ZigguratTables& exponentialZiggurat();
+// The exponential ziggurat's wedge test: whether `height` lies below exp(-x), for x in the
+// wedge of layer `layer` (1 to 255), decided exactly as `height < std::exp(-x)` decides it but
+// mostly without the exponential: exp(-x) is convex, so over the wedge it lies above its
+// tangent at the wedge's left end and below the chord between the wedge's corners. Heights
+// clear of both lines by far more than their rounding errors (about 1e-16) are decided by the
+// line; only the band between them needs exp.
+bool underExponential(const ZigguratTables& z, std::size_t layer, double x, double height);
 const ZigguratTables& normalZiggurat();
 
 class RandomStream {
@@ -150,8 +157,9 @@ class RandomStream::Reader {
     return exponential_.onFastPath(word) ? exponential_.x(word) : stream_.exponentialOutside(word);
   }
 
-  double truncatedNormal() {
-    const std::uint64_t word = bits();
+  double truncatedNormal() { return truncatedNormal(bits()); }
+  // The same from a word the caller drew.
+  double truncatedNormal(std::uint64_t word) {
     return normal_.onFastPath(word) ? withSignOf(word, normal_.x(word))
                                     : stream_.normalOutside(word);
   }

@@ -6,12 +6,15 @@
 #include <span>
 #include <sstream>
 
+#include "sources/bulk_draws.hpp"
 #include "sources/poisson_superposition.hpp"
 #include "sources/random_draws.hpp"
 #include "sources/sorted_runs.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
+
+using synthetic::roundToPs;
 
 namespace {
 
@@ -70,11 +73,6 @@ timestamp_t guardPs(const std::vector<SyntheticChannel>& channels) {
 std::string channelWhere(std::size_t index, const SyntheticChannel& channel) {
   return "synthetic channel #" + std::to_string(index) + " (channel " +
          std::to_string(channel.channel) + ")";
-}
-
-// Inlined, unlike std::llround (a library call on the generator's hot path).
-timestamp_t roundToPs(double value) {
-  return static_cast<timestamp_t>(std::floor(value + 0.5));
 }
 
 double truncatedGaussian(synthetic::RandomStream::Reader& draws, double sigma) {
@@ -437,8 +435,9 @@ void SyntheticSource::Generator::generateClock(std::size_t index, timestamp_t un
         state.generated.room(static_cast<std::size_t>(std::max(span / period + 2, 0.0)));
     std::size_t count = 0;
     for (timestamp_t ideal = idealEdge(edge); ideal < until; ideal = idealEdge(++edge)) {
-      edges[count++] = ideal + roundToPs(truncatedGaussian(draws, c.jitter_ps));
+      edges[count++] = ideal;
     }
+    synthetic::addRoundedNormals(draws, c.jitter_ps, 0, {edges, count});
     state.generated.grow(count);
     state.next_edge = edge;
     return;
@@ -466,19 +465,13 @@ void SyntheticSource::Generator::generatePartner(std::size_t index) {
   // Which parent events echo, a word each, compared without a branch (the outcome is random),
   // then the echoes' delays and jitter.
   timestamp_t* const echoes = state.generated.room(parent_events.size());
-  std::size_t count = 0;
+  std::size_t count = parent_events.size();
   if (c.probability >= 1) {
     std::copy(parent_events.begin(), parent_events.end(), echoes);
-    count = parent_events.size();
   } else {
-    for (const timestamp_t parent_time : parent_events) {
-      echoes[count] = parent_time;
-      count += draws.bits() < state.echo_below;
-    }
+    count = synthetic::keepWithWordBelow(draws, state.echo_below, parent_events, echoes);
   }
-  for (std::size_t i = 0; i < count; ++i) {
-    echoes[i] += c.delay_ps + roundToPs(truncatedGaussian(draws, c.jitter_ps));
-  }
+  synthetic::addRoundedNormals(draws, c.jitter_ps, c.delay_ps, {echoes, count});
   state.generated.grow(count);
 }
 
