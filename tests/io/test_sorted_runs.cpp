@@ -1,7 +1,8 @@
 // The synthetic source's sorted runs (io/src/sources/sorted_runs.hpp): SparseMerge gives the
 // canonical merge of two runs for every shape (empty, tiny, dense, sparse, ties at equal times,
 // tags before and after the other run); restoreOrder sorts nearly sorted and shuffled runs;
-// TagRun keeps its elements across growth and hand-over.
+// TagRun keeps its elements across growth and hand-over; timesOnChannel picks out one channel's
+// times.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -89,6 +90,27 @@ TEST_CASE("SparseMerge gives the canonical merge of two sorted runs", "[syntheti
       CHECK(std::vector<Tag>(out_prefix.items().begin(), out_prefix.items().end()) ==
             expected_prefix);
     }
+  }
+}
+
+TEST_CASE("timesOnChannel picks out the times of one channel's time tags", "[synthetic]") {
+  std::mt19937_64 random(23);
+  // Every length up to a few vectors and a long one; tags of other types on the channel, and a
+  // channel that matches another's bits only in part, are not picked.
+  for (const std::size_t count : {0, 1, 2, 3, 4, 5, 7, 8, 9, 13, 1000}) {
+    std::vector<Tag> tags = sortedRun(random, count, {3, 5, 3 + (1 << 16), -3}, 0, 100);
+    for (std::size_t i = 0; i < tags.size(); i += 7) tags[i].type = TagType::MissedEvents;
+    for (std::size_t i = 3; i < tags.size(); i += 11) tags[i].missed_events = 1;
+    std::vector<timestamp_t> expected;
+    for (const Tag& tag : tags) {
+      if (tag.type == TagType::TimeTag && tag.missed_events == 0 && tag.channel == 3) {
+        expected.push_back(tag.time);
+      }
+    }
+    std::vector<timestamp_t> times(count + 4, -1);
+    times.resize(timesOnChannel(tags, 3, times.data()));
+    INFO(count << " tags");
+    CHECK(times == expected);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "sources/sorted_runs.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstring>
@@ -62,7 +63,54 @@ std::size_t rankFrom(std::size_t rank, const Tag& tag, const timestamp_t* times,
   return rank;
 }
 
+#ifdef __AVX2__
+// For four tags loaded as two vectors a = (head0, time0 | head1, time1) and b = (head2, time2 |
+// head3, time3), unpacking puts their times in the 64-bit lanes (time0, time2 | time1, time3)
+// and their heads likewise, so a mask of the heads that match has its bits in that order. Entry
+// m: the 32-bit lanes that move the times whose bit is set to the front, in tag order.
+constexpr std::array<std::array<std::int32_t, 8>, 16> kPickedTimesFirst = [] {
+  std::array<std::array<std::int32_t, 8>, 16> table{};
+  for (std::size_t mask = 0; mask < 16; ++mask) {
+    std::size_t next = 0;
+    for (const std::int32_t lane : {0, 2, 1, 3}) {
+      if ((mask >> lane) & 1) {
+        table[mask][next++] = 2 * lane;
+        table[mask][next++] = 2 * lane + 1;
+      }
+    }
+  }
+  return table;
+}();
+#endif
+
 }  // namespace
+
+std::size_t timesOnChannel(std::span<const Tag> tags, channel_t channel, timestamp_t* times) {
+  std::size_t count = 0;
+  std::size_t i = 0;
+#ifdef __AVX2__
+  // The first 8 bytes of a TimeTag: type, reserved and missed_events 0, then the channel.
+  const __m256i head = _mm256_set1_epi64x(
+      static_cast<std::int64_t>(std::uint64_t{static_cast<std::uint32_t>(channel)} << 32));
+  for (; i + 4 <= tags.size(); i += 4) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&tags[i]));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&tags[i + 2]));
+    const auto mask = static_cast<unsigned>(_mm256_movemask_pd(
+        _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_unpacklo_epi64(a, b), head))));
+    const __m256i lanes =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kPickedTimesFirst[mask].data()));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(times + count),
+                        _mm256_permutevar8x32_epi32(_mm256_unpackhi_epi64(a, b), lanes));
+    count += static_cast<std::size_t>(std::popcount(mask));
+  }
+#endif
+  for (; i < tags.size(); ++i) {
+    times[count] = tags[i].time;
+    count += tags[i].type == TagType::TimeTag && tags[i].missed_events == 0 &&
+             tags[i].reserved == 0 && tags[i].channel == channel;
+  }
+  return count;
+}
 
 void restoreOrder(TimeRun& run, std::size_t sorted_prefix) {
   timestamp_t* const times = run.data();

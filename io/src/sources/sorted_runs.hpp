@@ -75,6 +75,11 @@ using TimeRun = Run<timestamp_t>;
 // budget of moves (jitter far larger than the gaps) it sorts the run outright instead.
 void restoreOrder(TimeRun& run, std::size_t sorted_prefix);
 
+// Writes the times of the TimeTags on `channel` to `times` (room for every tag and 4 more, which
+// it may overwrite), in order; returns how many. The channels of a Poisson run alternate at random:
+// this decides without a branch, four tags at a time where AVX2 is there.
+std::size_t timesOnChannel(std::span<const Tag> tags, channel_t channel, timestamp_t* times);
+
 // Merges two sorted runs. A plain merge decides, tag by tag, which run goes next; the order of
 // the two is random here, so that decision is a mispredicted branch or a chain of dependent
 // loads for every tag. This merge instead ranks each tag of the smaller (minor) run among the

@@ -402,17 +402,11 @@ std::string SyntheticSource::describe() const {
 
 void SyntheticSource::Generator::collectPoissonEvents(std::size_t index,
                                                       std::span<const Tag> drawn) {
-  // Without a branch per event: the channels of superposed events alternate at random.
-  const channel_t channel = config_.channels[index].channel;
   auto& generated = states_[index].generated;
   generated.clear();
-  timestamp_t* const times = generated.room(drawn.size());
-  std::size_t count = 0;
-  for (const Tag& tag : drawn) {
-    times[count] = tag.time;
-    count += tag.channel == channel;
-  }
-  generated.grow(count);
+  static_assert(synthetic::TimeRun::kSlack >= 4);
+  generated.grow(synthetic::timesOnChannel(drawn, config_.channels[index].channel,
+                                           generated.room(drawn.size())));
 }
 
 void SyntheticSource::Generator::generateClock(std::size_t index, timestamp_t until) {
