@@ -89,9 +89,12 @@ std::size_t timesOnChannel(std::span<const Tag> tags, channel_t channel, timesta
   std::size_t count = 0;
   std::size_t i = 0;
 #ifdef __AVX2__
-  // The first 8 bytes of a TimeTag: type, reserved and missed_events 0, then the channel.
-  const __m256i head = _mm256_set1_epi64x(
-      static_cast<std::int64_t>(std::uint64_t{static_cast<std::uint32_t>(channel)} << 32));
+  // A tag matches where its first 8 bytes (all but the time) are those of a TimeTag on
+  // `channel`.
+  const Tag wanted = makeTimeTag(channel, 0);
+  std::int64_t wanted_head = 0;
+  std::memcpy(&wanted_head, &wanted, sizeof wanted_head);
+  const __m256i head = _mm256_set1_epi64x(wanted_head);
   for (; i + 4 <= tags.size(); i += 4) {
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&tags[i]));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&tags[i + 2]));
