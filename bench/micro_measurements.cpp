@@ -76,6 +76,14 @@ void BM_Correlation(benchmark::State& state) {
 }
 BENCHMARK(BM_Correlation)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Arg(1'000'000);
 
+// 1 ps bins: the window grows with the bins (1 ns, 100 ns, 1 us) and the histogram past the
+// caches (8 KB, 800 KB, 8 MB).
+void BM_CorrelationFineBins(benchmark::State& state) {
+  Correlation correlation("correlation", 2, 1, 1, state.range(0));
+  runBlocks(state, correlation);
+}
+BENCHMARK(BM_CorrelationFineBins)->Arg(1'000)->Arg(100'000)->Arg(1'000'000);
+
 void BM_HistogramLogBins(benchmark::State& state) {
   HistogramLogBins histogram("histogram", 2, 1, -12, -6, state.range(0));
   runBlocks(state, histogram);
