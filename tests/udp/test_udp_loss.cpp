@@ -2,8 +2,9 @@
 // run of lost datagrams becomes one overflow interval from just after the last tag before
 // it to the first tag after it, with the lost count as MissedEvents, and a Counter on the
 // received stream flags exactly the bins those intervals touch. The first datagrams are loss
-// like any other (the sender counts from 0), and losing the last data datagram keeps the
-// stream's end. A lost end-of-stream datagram leaves the stream to the idle timeout.
+// like any other (the sender counts from 0); the start datagram, or else the first one of
+// tags, keeps the stream's start, and losing the last data datagram keeps the stream's end.
+// A lost end-of-stream datagram leaves the stream to the idle timeout.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -36,7 +37,7 @@ std::shared_ptr<const std::vector<Tag>> lossStream() {
 MemorySink packing(const std::vector<Tag>& tags) {
   MemorySink sink(wire::wordsPerDatagram(kMtu));
   wire::Encoder encoder(wire::wordsPerDatagram(kMtu));
-  encoder.begin(0);
+  encoder.begin(0, sink);
   encoder.encode(tags, sink);
   encoder.finish(kEnd, sink);
   return sink;
@@ -176,41 +177,83 @@ TEST_CASE("A lost end-of-stream datagram leaves the end to the idle timeout", "[
   CHECK_THAT(notices.back(), Contains("ending the stream (idle_timeout_s)"));
 }
 
-TEST_CASE("Lost first datagrams are loss, counted from the sender's start", "[udp][loss]") {
+TEST_CASE("The start datagram keeps the stream's start when the first ones of tags are lost",
+          "[udp][loss]") {
   const auto tags = lossStream();
   const MemorySink sink = packing(*tags);
   const auto recordsOf = [&](std::size_t i) { return decodeAll({sink.datagrams[i]}); };
-  // One lost datagram is waited for within the reorder window (8); twelve are a receiver
-  // that started late, declared lost at once.
+  REQUIRE(recordsOf(0).empty());  // the start datagram
+  // One lost datagram is waited for within the reorder window (8); twelve are declared lost
+  // when the thirteenth after the start arrives.
   for (const std::uint32_t lost : {1u, 2u, 12u}) {
     std::vector<std::uint32_t> drop(lost);
-    std::iota(drop.begin(), drop.end(), 0u);
+    std::iota(drop.begin(), drop.end(), 1u);
     UdpSenderStats sent;
     UdpReceiverStats stats;
     std::vector<std::string> notices;
     const DrainedStream received = sendAndReceive(tags, drop, sent, stats, notices);
     requireWellFormed(received);
-    INFO(lost << " first datagrams lost");
+    INFO(lost << " first datagrams of tags lost");
     CHECK(stats.datagrams_lost == lost);
     CHECK(stats.events_lost == sent.events_dropped);
     CHECK(stats.gaps == 1);
-    CHECK(stats.first_sequence == lost);
-    // The stream as received starts at the first datagram that came, inside the interval of
-    // the loss, which holds every lost tag's count.
-    const timestamp_t first_time = recordsOf(lost).front().time;
-    CHECK(received.begin() == first_time);
+    CHECK(stats.first_sequence == 0);
+    // The stream begins where the sender's did; the interval of the loss runs from there to
+    // the first tag that came and holds every lost tag's count.
+    const timestamp_t first_time = recordsOf(lost + 1).front().time;
+    CHECK(received.begin() == 0);
     CHECK(received.end() == kEnd);
     const std::vector<Gap> gaps = gapsOf(received.tags);
     REQUIRE(gaps.size() == 1);
-    CHECK(gaps[0].begin == first_time);
+    CHECK(gaps[0].begin == 0);
     CHECK(gaps[0].end == first_time);
     std::uint64_t dropped_tags = 0;
-    for (std::size_t i = 0; i < lost; ++i) dropped_tags += recordsOf(i).size();
+    for (std::size_t i = 1; i <= lost; ++i) dropped_tags += recordsOf(i).size();
     CHECK(gaps[0].missed == dropped_tags);
     CHECK(countTimeTags(*tags, 1, 0, first_time) + countTimeTags(*tags, 2, 0, first_time) +
               countTimeTags(*tags, -3, 0, first_time) ==
           dropped_tags);
   }
+}
+
+TEST_CASE(
+    "A lost start is told by the first datagram of tags, and without both the stream begins "
+    "at the first that came",
+    "[udp][loss]") {
+  const auto tags = lossStream();
+  const MemorySink sink = packing(*tags);
+  const auto recordsOf = [&](std::size_t i) { return decodeAll({sink.datagrams[i]}); };
+  UdpSenderStats sent;
+  UdpReceiverStats stats;
+  std::vector<std::string> notices;
+
+  DrainedStream received = sendAndReceive(tags, {0}, sent, stats, notices);
+  requireWellFormed(received);
+  CHECK(stats.datagrams_lost == 1);
+  CHECK(stats.events_lost == 0);
+  CHECK(received.begin() == 0);
+  CHECK(received.end() == kEnd);
+  std::vector<Tag> time_tags;
+  std::copy_if(received.tags.begin(), received.tags.end(), std::back_inserter(time_tags),
+               [](const Tag& tag) { return tag.type == TagType::TimeTag; });
+  CHECK((time_tags == *tags));
+
+  // The start and twelve after it: a receiver started late, declared lost at once.
+  std::vector<std::uint32_t> drop(13);
+  std::iota(drop.begin(), drop.end(), 0u);
+  received = sendAndReceive(tags, drop, sent, stats, notices);
+  requireWellFormed(received);
+  CHECK(stats.datagrams_lost == 13);
+  CHECK(stats.first_sequence == 13);
+  const timestamp_t first_time = recordsOf(13).front().time;
+  CHECK(received.begin() == first_time);
+  const std::vector<Gap> gaps = gapsOf(received.tags);
+  REQUIRE(gaps.size() == 1);
+  CHECK(gaps[0].begin == first_time);
+  CHECK(gaps[0].end == first_time);
+  std::uint64_t dropped_tags = 0;
+  for (std::size_t i = 1; i <= 12; ++i) dropped_tags += recordsOf(i).size();
+  CHECK(gaps[0].missed == dropped_tags);
 }
 
 TEST_CASE("A lost last data datagram keeps the stream's end", "[udp][loss]") {

@@ -151,7 +151,7 @@ TEST_CASE("The receiver counts and drops malformed datagrams and keeps the strea
   const std::vector<Tag> tags = randomTags(8, {1, 2, -4}, 0, 400'000'000, 20'000);
   MemorySink sink(wire::wordsPerDatagram(1500));
   wire::Encoder encoder(wire::wordsPerDatagram(1500));
-  encoder.begin(0);
+  encoder.begin(0, sink);
   encoder.encode(tags, sink);
   encoder.finish(400'000'000, sink);
   REQUIRE(sink.datagrams.size() > 10);

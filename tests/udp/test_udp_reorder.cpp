@@ -21,7 +21,7 @@ Sent encoded() {
   Sent sent;
   sent.tags = randomTags(23, {1, 5, -2}, 0, 300'000'000, 3000);
   wire::Encoder encoder(wire::wordsPerDatagram(1500));
-  encoder.begin(0);
+  encoder.begin(0, sent.sink);
   encoder.encode(sent.tags, sent.sink);
   encoder.finish(300'000'000, sent.sink);
   return sent;

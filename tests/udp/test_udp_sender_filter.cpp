@@ -98,7 +98,7 @@ class Flood {
   static std::vector<Datagram> forgedDatagrams() {
     MemorySink sink(wire::wordsPerDatagram(9000));
     wire::Encoder encoder(wire::wordsPerDatagram(9000));
-    encoder.begin(0);
+    encoder.begin(0, sink);
     const auto tags = drainSynthetic(mixedConfig(10'000'000'000, 4096, 1.0, 5)).tags;
     encoder.encode(tags, sink);
     encoder.finish(10'000'000'000, sink);

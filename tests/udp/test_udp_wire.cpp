@@ -165,24 +165,45 @@ TEST_CASE("Range edges of channels, deltas and extension words", "[udp][wire]") 
   }
 }
 
-TEST_CASE("A declared start and the end travel in the first and last datagrams", "[udp][wire]") {
+TEST_CASE("A declared start travels in a start datagram and the first one of tags", "[udp][wire]") {
   MemorySink sink(wire::wordsPerDatagram(1500));
   wire::Encoder encoder(wire::wordsPerDatagram(1500));
-  encoder.begin(1000);
+  encoder.begin(1000, sink);
   const std::vector<Tag> tags = {makeTimeTag(1, 1000 + (timestamp_t{1} << 40)),
                                  makeTimeTag(2, 1000 + (timestamp_t{1} << 40) + 5)};
   encoder.encode(tags, sink);
   encoder.finish(timestamp_t{1} << 41, sink);
-  REQUIRE(sink.datagrams.size() == 2);
-  wire::Header first, last;
-  REQUIRE(wire::parseHeader(sink.datagrams[0], first) == wire::Status::Ok);
-  REQUIRE(wire::parseHeader(sink.datagrams[1], last) == wire::Status::Ok);
+  REQUIRE(sink.datagrams.size() == 3);
+  wire::Header start, first, last;
+  REQUIRE(wire::parseHeader(sink.datagrams[0], start) == wire::Status::Ok);
+  REQUIRE(wire::parseHeader(sink.datagrams[1], first) == wire::Status::Ok);
+  REQUIRE(wire::parseHeader(sink.datagrams[2], last) == wire::Status::Ok);
+  CHECK(start.sequence == 0);
+  CHECK(start.word_count == 0);
+  CHECK(start.flags == 0);
+  CHECK(start.base_time == 1000);
   CHECK(first.base_time == 1000);
+  CHECK(first.events_before == 0);
   CHECK(last.base_time == timestamp_t{1} << 41);
   CHECK(last.flags == wire::kFlagEndOfStream);
   CHECK(last.word_count == 0);
   CHECK(last.events_before == 2);
-  CHECK(decodeAll({sink.datagrams[0]}) == tags);
+  CHECK(decodeAll({sink.datagrams[1]}) == tags);
+}
+
+TEST_CASE("A stream without tags is its start and its end", "[udp][wire]") {
+  MemorySink sink(wire::wordsPerDatagram(1500));
+  wire::Encoder encoder(wire::wordsPerDatagram(1500));
+  encoder.begin(1000, sink);
+  encoder.finish(5000, sink);
+  REQUIRE(sink.datagrams.size() == 2);
+  wire::Header start, last;
+  REQUIRE(wire::parseHeader(sink.datagrams[0], start) == wire::Status::Ok);
+  REQUIRE(wire::parseHeader(sink.datagrams[1], last) == wire::Status::Ok);
+  CHECK(start.base_time == 1000);
+  CHECK(start.word_count == 0);
+  CHECK(last.base_time == 5000);
+  CHECK(last.flags == wire::kFlagEndOfStream);
 }
 
 TEST_CASE("Overflow state travels in the header flags", "[udp][wire]") {

@@ -44,8 +44,8 @@ void UdpSenderConfig::validate() const {
     throw InvalidArgument("udp sender: send buffer " + std::to_string(send_buffer_bytes) +
                           " bytes is invalid (valid: >= 65536)");
   }
-  if (end_repeats < 1 || end_repeats > 100) {
-    throw InvalidArgument("udp sender: end_repeats " + std::to_string(end_repeats) +
+  if (marker_repeats < 1 || marker_repeats > 100) {
+    throw InvalidArgument("udp sender: marker_repeats " + std::to_string(marker_repeats) +
                           " is invalid (valid: 1..100)");
   }
   if (!(flush_interval_s > 0 && flush_interval_s <= 10)) {
@@ -60,6 +60,7 @@ class UdpStreamSender::Batch : public wire::DatagramSink {
  public:
   Batch(UdpStreamSender& sender, std::size_t capacity, std::size_t words_per_datagram)
       : sender_(sender),
+        start_copies_(sender.config_.marker_repeats),
         capacity_(capacity),
         slot_words_(wire::kHeaderWords + words_per_datagram),
         slots_(capacity * slot_words_),
@@ -77,6 +78,10 @@ class UdpStreamSender::Batch : public wire::DatagramSink {
     if (!sender_.stamp(header, events)) return;
     wire::writeHeader(datagram, header);
     queue(datagram, datagram + wire::kHeaderWords, header.word_count, events);
+    // The encoder's only word-less datagram is the start (the end is sendEnd's): its copies
+    // follow at once, each behind a header of its own, since the slot may be reused.
+    if (header.word_count > 0) return;
+    for (int copy = 1; copy < start_copies_; ++copy) queuePrepared(header, nullptr, 0);
   }
 
   // Queues a prepared datagram's words behind a header written here.
@@ -110,6 +115,7 @@ class UdpStreamSender::Batch : public wire::DatagramSink {
   }
 
   UdpStreamSender& sender_;
+  int start_copies_;
   std::size_t capacity_;
   std::size_t slot_words_;
   std::vector<std::uint32_t> slots_;
@@ -283,7 +289,7 @@ void UdpStreamSender::sendEnd(Batch& batch, timestamp_t end_time, bool in_overfl
   mmsghdr message{};
   message.msg_hdr.msg_iov = &piece;
   message.msg_hdr.msg_iovlen = 1;
-  for (int copy = 1; copy < config_.end_repeats; ++copy) {
+  for (int copy = 1; copy < config_.marker_repeats; ++copy) {
     std::this_thread::sleep_for(kEndRepeatSpacing);
     transmit(std::span<mmsghdr>(&message, 1));
     datagrams_sent_.fetch_add(1, std::memory_order_relaxed);
@@ -304,7 +310,7 @@ UdpSenderStats UdpStreamSender::send(Source& source, timestamp_t duration_ps) {
   while (!stop_.load(std::memory_order_relaxed) && source.next(block)) {
     if (first) {
       start = block.begin_time;
-      encoder.begin(start);
+      encoder.begin(start, batch);
     }
     first = false;
     std::span<const Tag> tags = block.tags;
@@ -339,6 +345,9 @@ UdpSenderStats UdpStreamSender::replay(const EncodedStream& stream, double secon
   }
   pinCurrentThread(config_.cpu, "udp sender cpu");
   Batch batch(*this, config_.batch, words_per_datagram_);
+  wire::Header start;
+  start.base_time = stream.beginTime();
+  batch.closeDatagram(batch.openDatagram(), start, 0);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(seconds));
   timestamp_t shift = 0;

@@ -543,8 +543,11 @@ void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint
     block_begin_ = header.base_time;
   }
   const auto ahead = static_cast<std::int32_t>(header.sequence - expected_sequence_);
-  if (ahead < 0) return count(wasSeen(header.sequence) ? kDuplicates : kLate);
-  if (ahead > 0 && isStashed(header.sequence)) return count(kDuplicates);
+  const bool seen = ahead < 0 ? wasSeen(header.sequence) : ahead > 0 && isStashed(header.sequence);
+  // The start and the end are sent several times by design: their copies are not duplicates.
+  if (seen && header.word_count == 0) return;
+  if (seen) return count(kDuplicates);
+  if (ahead < 0) return count(kLate);
   if (static_cast<std::int32_t>(header.sequence - newest_sequence_) < 0) {
     count(kReordered);  // a later one came first
   } else {

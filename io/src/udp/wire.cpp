@@ -469,8 +469,10 @@ void Encoder::open(timestamp_t base_time, DatagramSink& sink) {
   boundary_ = false;
 }
 
-void Encoder::begin(timestamp_t start_time) {
+void Encoder::begin(timestamp_t start_time, DatagramSink& sink) {
   if (started_) throw std::logic_error("encoder: begin() after the first tag");
+  open(start_time, sink);
+  close(sink);
   started_ = true;
   declared_start_ = true;
   start_time_ = start_time;
@@ -527,12 +529,6 @@ void Encoder::flush(DatagramSink& sink) {
 
 void Encoder::finish(timestamp_t end_time, DatagramSink& sink) {
   flush(sink);
-  if (declared_start_) {
-    // No tag followed the declared start: an empty datagram still tells where it began.
-    open(start_time_, sink);
-    close(sink);
-    declared_start_ = false;
-  }
   if (started_ && end_time <= last_time_) {
     throw DataError("stream end " + std::to_string(end_time) +
                     " ps is not later than the last tag at " + std::to_string(last_time_) + " ps");

@@ -1,8 +1,10 @@
 // UdpStreamSender: the hardware emulator of the stream link. It encodes any Source into the
 // wire format (udp_wire.hpp) and sends it to an IPv4 address and port, datagrams of at most
 // the given MTU, batched with sendmmsg, paced to a target tag rate or as fast as possible.
-// The stream ends with an end-of-stream datagram (sent `end_repeats` times, same sequence
-// number, a few ms apart, so that one lost copy does not leave the receiver waiting).
+// The stream begins with a start datagram and ends with an end-of-stream datagram, both
+// without words and sent `marker_repeats` times with the same sequence number (the start's at
+// once, the end's a few ms apart): one lost copy neither moves the stream's start, and with it
+// every bin edge of the receiver's measurements, nor leaves the receiver waiting for the end.
 // For tests, chosen sequence numbers can be dropped instead of sent (injected loss).
 //
 // replay() sends a stream encoded once beforehand, over and over, each round shifted by the
@@ -40,7 +42,7 @@ struct UdpSenderConfig {
   std::vector<std::uint32_t> drop;  // sequence numbers to drop instead of sending
   std::size_t batch = 32;           // datagrams per sendmmsg call
   int send_buffer_bytes = 4 << 20;
-  int end_repeats = 3;
+  int marker_repeats = 3;
   double flush_interval_s = 0.001;  // longest a started datagram waits for more tags
 
   // Throws InvalidArgument naming the first bad value and its valid range.
@@ -48,11 +50,12 @@ struct UdpSenderConfig {
 };
 
 struct UdpSenderStats {
-  std::uint64_t datagrams_sent = 0;      // end-of-stream copies included
-  std::uint64_t bytes_sent = 0;          // UDP payload
-  std::uint64_t events_sent = 0;         // time tags plus missed-event counts
-  std::uint64_t datagrams_dropped = 0;   // on request
-  std::uint64_t datagrams_numbered = 0;  // the stream's datagrams, the end once, dropped or not
+  std::uint64_t datagrams_sent = 0;     // start and end copies included
+  std::uint64_t bytes_sent = 0;         // UDP payload
+  std::uint64_t events_sent = 0;        // time tags plus missed-event counts
+  std::uint64_t datagrams_dropped = 0;  // on request
+  std::uint64_t datagrams_numbered =
+      0;  // the stream's datagrams, start and end once, dropped or not
   std::uint64_t events_dropped = 0;
   std::uint64_t refused = 0;  // sends answered by "connection refused": nobody listened yet
   double seconds = 0;         // from the start of the first send to the end of the last
@@ -74,6 +77,7 @@ class EncodedStream {
     return std::span<const std::uint32_t>(words_).subspan(offsets_[i], headers_[i].word_count);
   }
   timestamp_t span() const { return end_time_ - begin_time_; }
+  timestamp_t beginTime() const { return begin_time_; }
   timestamp_t endTime() const { return end_time_; }
   int mtu() const { return mtu_; }
 

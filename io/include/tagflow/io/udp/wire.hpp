@@ -139,9 +139,11 @@ class Encoder {
  public:
   explicit Encoder(std::size_t words_per_datagram);
 
-  // Declares where the stream begins, before its first tag (which may come later): the first
-  // datagram's base time is then this start, so the receiver's stream begins there too.
-  void begin(timestamp_t start_time);
+  // Declares where the stream begins, before its first tag (which may come later): sends the
+  // start datagram (the stream's first, no words, base time `start_time`) and gives the first
+  // datagram of tags the same base time, so that the receiver's stream begins there even when
+  // one of the two is lost.
+  void begin(timestamp_t start_time, DatagramSink& sink);
   void encode(std::span<const Tag> tags, DatagramSink& sink);
   // Sends the open datagram now (a paced or slow stream would otherwise hold it back). Only
   // between blocks: the next tag must be later than every tag encoded so far.
