@@ -50,12 +50,11 @@ struct UdpSenderConfig {
 };
 
 struct UdpSenderStats {
-  std::uint64_t datagrams_sent = 0;     // start and end copies included
-  std::uint64_t bytes_sent = 0;         // UDP payload
-  std::uint64_t events_sent = 0;        // time tags plus missed-event counts
-  std::uint64_t datagrams_dropped = 0;  // on request
-  std::uint64_t datagrams_numbered =
-      0;  // the stream's datagrams, start and end once, dropped or not
+  std::uint64_t datagrams_sent = 0;      // start and end copies included
+  std::uint64_t bytes_sent = 0;          // UDP payload
+  std::uint64_t events_sent = 0;         // time tags plus missed-event counts
+  std::uint64_t datagrams_dropped = 0;   // on request
+  std::uint64_t datagrams_numbered = 0;  // each of the stream's once, dropped or not
   std::uint64_t events_dropped = 0;
   std::uint64_t refused = 0;  // sends answered by "connection refused": nobody listened yet
   double seconds = 0;         // from the start of the first send to the end of the last
