@@ -345,9 +345,7 @@ UdpSenderStats UdpStreamSender::replay(const EncodedStream& stream, double secon
   }
   pinCurrentThread(config_.cpu, "udp sender cpu");
   Batch batch(*this, config_.batch, words_per_datagram_);
-  wire::Header start;
-  start.base_time = stream.beginTime();
-  batch.closeDatagram(batch.openDatagram(), start, 0);
+  wire::Encoder(words_per_datagram_).begin(stream.beginTime(), batch);  // the start datagram
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(seconds));
   timestamp_t shift = 0;
