@@ -74,6 +74,20 @@ Correlation::Correlation(std::string name, channel_t channel_1, channel_t channe
 
 void Correlation::processTimeTags(std::span<const Tag> tags) {
   if (inOverflow()) return;  // events inside an overflow interval are ignored
+  // A chunk's times are paired while they are still in the first-level cache, and its pairing
+  // runs while the loads that the split's prefetch started arrive: split and pair take turns
+  // every kChunkTags tags instead of once per block.
+  constexpr std::size_t kChunkTags = 1024;
+  while (!tags.empty()) {
+    const std::span<const Tag> chunk = tags.first(std::min(tags.size(), kChunkTags));
+    tags = tags.subspan(chunk.size());
+    splitChunk(chunk);
+    // Every tag before the chunk's last time has been read, as advanceTime() would be told.
+    if (!tags.empty()) pairUpTo(chunk.back().time + lowest_);
+  }
+}
+
+void Correlation::splitChunk(std::span<const Tag> tags) {
   if (auto_correlation_) {
     const std::size_t before = events_.size();
     splitChannels(tags, channel_1_, events_, channel_2_, nullptr);

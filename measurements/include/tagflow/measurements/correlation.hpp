@@ -73,6 +73,8 @@ class Correlation : public Measurement {
           offset_over_binwidth(static_cast<std::uint64_t>(tau - lowest)));
     }
   };
+  // Adds the chunk's events of the two channels to the windows.
+  void splitChunk(std::span<const Tag> tags);
   // Counts the pairs of every held-back channel_1 event earlier than `limit`.
   void pairUpTo(timestamp_t limit);
   // `count(taus)` counts a batch of pairs: through twin_counts_, or batch_ for a large
