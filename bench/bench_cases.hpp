@@ -1,9 +1,7 @@
 // A benchmark row: a measurement made afresh for each run, run alone in a graph over the
 // in-memory demo stream; its figures are medians over the runs of the node's capacity (tags /
-// busy time: the rate it sustains on one core) and of the graph's wall-clock rate. Its ratio
-// to the plain scan is the median over the runs of the capacity over that of a scan run just
-// before: the machine's pace drifts over seconds, and a ratio between two runs far apart
-// measures the drift too. Shared by the main table of tagflow-bench and its --scaling table.
+// busy time: the rate it sustains on one core) and of the graph's wall-clock rate. Shared by
+// the main table of tagflow-bench and its --scaling table.
 #pragma once
 
 #include <functional>
@@ -27,7 +25,6 @@ struct CaseResult {
   std::string setup;
   double capacity = 0;  // median MTags/s of busy time
   double wall = 0;      // median MTags/s wall clock
-  double ratio = 1;     // median of capacity / the capacity of the scan run before it
 };
 
 struct GraphRuns {
@@ -41,14 +38,6 @@ struct GraphRuns {
 Profile runGraph(const std::shared_ptr<const std::vector<Tag>>& stream, std::size_t block_size,
                  int threads, const std::vector<Measurement*>& measurements);
 
-// The plain scan as a row: the reference of every ratio.
-BenchCase scanCase();
-
-// The scan's own row (ratio 1).
-CaseResult measureScan(const std::shared_ptr<const std::vector<Tag>>& stream,
-                       const GraphRuns& runs);
-
-// Every run of the case follows a run of the scan, which gives the run its ratio.
 CaseResult measureCase(const BenchCase& bench_case,
                        const std::shared_ptr<const std::vector<Tag>>& stream,
                        const GraphRuns& runs);
