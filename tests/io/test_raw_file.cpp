@@ -183,6 +183,50 @@ TEST_CASE("RawFileSource rejects corrupt files and bad arguments, naming them", 
   }
 }
 
+TEST_CASE("A raw file writer given pieces of any size writes every byte once", "[raw_file]") {
+  // Over two of the writer's chunks, given in pieces smaller and larger than one.
+  const std::size_t chunk_tags = RawFileWriter::kChunkBytes / sizeof(Tag);
+  const auto tags = randomTags(41, {1, 3}, 0, 240'000'000'000, 700'000);
+  REQUIRE(tags.size() > 2 * chunk_tags + 1000);
+  const std::vector<std::size_t> pieces = {1, 999, chunk_tags - 1000, chunk_tags + 7, 3};
+  TempDir dir;
+  const std::string path = dir.file("pieces.raw");
+  {
+    RawFileWriter writer(path);
+    std::size_t at = 0;
+    for (std::size_t k = 0; at < tags.size(); ++k) {
+      const std::size_t count = std::min(pieces[k % pieces.size()], tags.size() - at);
+      writer.write(std::span<const Tag>(tags).subspan(at, count));
+      at += count;
+    }
+    CHECK(writer.bytesWritten() == tags.size() * sizeof(Tag));
+    writer.close();
+  }
+  std::vector<Tag> read(tags.size() + 1);
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(read.data()),
+          static_cast<std::streamsize>(read.size() * sizeof(Tag)));
+  CHECK(static_cast<std::size_t>(in.gcount()) == tags.size() * sizeof(Tag));
+  read.resize(tags.size());
+  CHECK(read == tags);
+}
+
+TEST_CASE("A raw file writer on a full device throws an IoError naming the file", "[raw_file]") {
+  const auto tags = randomTags(43, {1}, 0, 10'000'000, 1000);
+  SECTION("a chunk written while tags are given") {
+    RawFileWriter writer("/dev/full");
+    const std::size_t chunk_tags = RawFileWriter::kChunkBytes / sizeof(Tag);
+    std::vector<Tag> many(chunk_tags + 1, tags.front());
+    REQUIRE_THROWS_WITH(writer.write(many), Contains("/dev/full") && Contains("after 0 bytes"));
+    REQUIRE_THROWS_AS(writer.write(tags), IoError);  // closed by the failure
+  }
+  SECTION("the last piece written at close") {
+    RawFileWriter writer("/dev/full");
+    writer.write(tags);
+    REQUIRE_THROWS_WITH(writer.close(), Contains("/dev/full") && Contains("No space left"));
+  }
+}
+
 TEST_CASE("A run of tags at one time stays in one block, up to a bound", "[raw_file]") {
   TempDir dir;
   SECTION("the whole file at one time, read a tag at a time") {

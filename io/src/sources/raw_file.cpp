@@ -169,36 +169,72 @@ bool RawFileSource::next(BlockBuffer& out) {
 }
 
 RawFileWriter::RawFileWriter(std::string path) : path_(std::move(path)) {
-  file_ = std::fopen(path_.c_str(), "wb");
-  if (file_ == nullptr)
+  descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (descriptor_ < 0) {
     throw IoError("cannot create raw tag file '" + path_ + "': " + systemError());
+  }
+  pending_.reserve(kChunkBytes);
 }
 
 RawFileWriter::~RawFileWriter() {
-  if (file_ != nullptr) std::fclose(file_);
+  try {
+    close();
+  } catch (const IoError&) {
+    // A destructor cannot report it; callers that need to know call close().
+  }
 }
 
 void RawFileWriter::write(std::span<const Tag> tags) {
-  if (file_ == nullptr) throw IoError("raw tag file '" + path_ + "' is already closed");
-  const std::size_t written = std::fwrite(tags.data(), sizeof(Tag), tags.size(), file_);
-  bytes_written_ += written * sizeof(Tag);
-  if (written != tags.size()) {
-    throw IoError("writing raw tag file '" + path_ + "' failed after " +
-                  std::to_string(bytes_written_) + " bytes: " + systemError());
+  if (descriptor_ < 0) throw IoError("raw tag file '" + path_ + "' is already closed");
+  std::span<const std::byte> bytes = std::as_bytes(tags);
+  bytes_given_ += bytes.size();
+  while (!bytes.empty()) {
+    if (pending_.empty() && bytes.size() >= kChunkBytes) {
+      writeOut(bytes.first(kChunkBytes));
+      bytes = bytes.subspan(kChunkBytes);
+      continue;
+    }
+    const std::size_t taken = std::min(kChunkBytes - pending_.size(), bytes.size());
+    pending_.insert(pending_.end(), bytes.begin(),
+                    bytes.begin() + static_cast<std::ptrdiff_t>(taken));
+    bytes = bytes.subspan(taken);
+    if (pending_.size() == kChunkBytes) {
+      writeOut(pending_);
+      pending_.clear();
+    }
+  }
+}
+
+void RawFileWriter::writeOut(std::span<const std::byte> bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(descriptor_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string reason = n < 0 ? systemError() : "no progress";
+      closeDescriptor();
+      throw IoError("writing raw tag file '" + path_ + "' failed after " +
+                    std::to_string(bytes_in_file_) + " bytes: " + reason);
+    }
+    bytes_in_file_ += static_cast<std::uint64_t>(n);
+    bytes = bytes.subspan(static_cast<std::size_t>(n));
   }
 }
 
 void RawFileWriter::close() {
-  if (file_ == nullptr) return;
-  const bool flushed = std::fflush(file_) == 0;
-  const int saved_errno = errno;
-  const bool closed = std::fclose(file_) == 0;
-  file_ = nullptr;
-  if (!flushed || !closed) {
-    errno = flushed ? errno : saved_errno;
+  if (descriptor_ < 0) return;
+  writeOut(pending_);
+  pending_.clear();
+  if (::close(descriptor_) != 0) {
+    descriptor_ = -1;
     throw IoError("closing raw tag file '" + path_ + "' failed after " +
-                  std::to_string(bytes_written_) + " bytes: " + systemError());
+                  std::to_string(bytes_in_file_) + " bytes: " + systemError());
   }
+  descriptor_ = -1;
+}
+
+void RawFileWriter::closeDescriptor() {
+  ::close(descriptor_);
+  descriptor_ = -1;
 }
 
 }  // namespace tagflow
