@@ -5,7 +5,7 @@
 // (a writer killed mid-tag) yields every complete tag, then a TruncatedData naming the byte
 // offset of the partial one. RawFileWriter writes one, in whole chunks of 4 MiB at offsets
 // that are multiples of 4 MiB, whatever the sizes it is given: the page cache then holds the
-// file in large pieces, which a later read copies out about twice as fast as the same bytes
+// file in large pieces, which a later read copies out up to twice as fast as the same bytes
 // written in small or unaligned pieces. Until close() (or the destructor) the last part of a
 // chunk is only in memory: a process killed while writing loses at most those 4 MiB.
 //
