@@ -13,6 +13,7 @@
 #include "sources/record_check.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/truncated_data.hpp"
+#include "write_fully.hpp"
 
 namespace tagflow {
 
@@ -206,35 +207,30 @@ void RawFileWriter::write(std::span<const Tag> tags) {
 }
 
 void RawFileWriter::writeOut(std::span<const std::byte> bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(descriptor_, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string reason = n < 0 ? systemError() : "no progress";
-      closeDescriptor();
-      throw IoError("writing raw tag file '" + path_ + "' failed after " +
-                    std::to_string(bytes_in_file_) + " bytes: " + reason);
-    }
-    bytes_in_file_ += static_cast<std::uint64_t>(n);
-    bytes = bytes.subspan(static_cast<std::size_t>(n));
+  // writev does not write through its pieces: the cast only fits its signature.
+  iovec piece{const_cast<std::byte*>(bytes.data()), bytes.size()};
+  if (const int error_number = writeFully(descriptor_, {&piece, 1}); error_number != 0) {
+    closeDescriptor();
+    throw IoError("writing raw tag file '" + path_ + "' failed after " +
+                  std::to_string(bytes_in_file_) + " bytes: " + std::strerror(error_number));
   }
+  bytes_in_file_ += bytes.size();
 }
 
 void RawFileWriter::close() {
   if (descriptor_ < 0) return;
   writeOut(pending_);
   pending_.clear();
-  if (::close(descriptor_) != 0) {
-    descriptor_ = -1;
+  if (!closeDescriptor()) {
     throw IoError("closing raw tag file '" + path_ + "' failed after " +
                   std::to_string(bytes_in_file_) + " bytes: " + systemError());
   }
-  descriptor_ = -1;
 }
 
-void RawFileWriter::closeDescriptor() {
-  ::close(descriptor_);
+bool RawFileWriter::closeDescriptor() {
+  const bool closed = ::close(descriptor_) == 0;
   descriptor_ = -1;
+  return closed;
 }
 
 }  // namespace tagflow

@@ -86,7 +86,8 @@ class RawFileWriter {
 
  private:
   void writeOut(std::span<const std::byte> bytes);
-  void closeDescriptor();
+  // Closes the descriptor; false if the system reported an error (errno says which).
+  bool closeDescriptor();
 
   std::string path_;
   int descriptor_ = -1;
