@@ -10,13 +10,11 @@
 #include <fmt/ranges.h>
 #include <hdf5.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -28,6 +26,7 @@
 #include <utility>
 
 #include "hdf5/handle.hpp"
+#include "hdf5/replace_whole.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/hdf5/results_writer.hpp"
 
@@ -37,6 +36,7 @@ namespace {
 
 using hdf5::check;
 using hdf5::Handle;
+using hdf5::replaceWhole;
 
 constexpr const char* kFormatVersion = "0.5";
 constexpr const char* kFormatUrl = "http://photon-hdf5.org/";
@@ -671,20 +671,9 @@ std::uint64_t writePhotonHdf5(Source& source, const std::string& path,
                               const PhotonHdf5Export& info) {
   // Errors are reported through exceptions; HDF5's own error printing would only duplicate.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  std::uint64_t tags = 0;
-  try {
-    tags = exportTo(source, temporary, path, info);
-  } catch (...) {
-    std::remove(temporary.c_str());
-    throw;
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw IoError("cannot move the Photon-HDF5 export into '" + path + "': " + reason);
-  }
-  return tags;
+  return replaceWhole(path, "the Photon-HDF5 export", [&](const std::string& temporary) {
+    return exportTo(source, temporary, path, info);
+  });
 }
 
 struct PhotonHdf5Source::File {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "hdf5/handle.hpp"
+#include "hdf5/replace_whole.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/version.hpp"
 
@@ -27,6 +28,7 @@ using hdf5::createGroup;
 using hdf5::fileType;
 using hdf5::Handle;
 using hdf5::nativeType;
+using hdf5::replaceWhole;
 
 Handle stringType() {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "create a string type");
@@ -210,8 +212,7 @@ void checkOutputWritable(const std::string& path) {
 void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& results,
                       const Profile& profile, const RunInfo& info) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions with our messages
-  const std::string temporary = resultsTemporaryPath(path);
-  try {
+  replaceWhole(path, "results", [&](const std::string& temporary) {
     Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                 "create '" + temporary + "' (" + std::strerror(errno) + ")");
     writeStringAttribute(file, "format", "tagflow-results/1");
@@ -233,15 +234,7 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
     }
     check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush '" + temporary + "'");
     file.close("close '" + temporary + "'");
-  } catch (...) {
-    std::remove(temporary.c_str());
-    throw;
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw IoError("cannot move results into '" + path + "': " + reason);
-  }
+  });
 }
 
 }  // namespace tagflow
