@@ -58,6 +58,13 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+std::shared_ptr<const std::vector<Tag>> makeAnnouncedBenchStream(std::size_t count) {
+  std::cout << "generating " << count << " tags of the 8-channel demo stream..." << std::flush;
+  auto stream = makeBenchStream(count);
+  std::cout << " done\n";
+  return stream;
+}
+
 double measureBareScan(std::span<const Tag> stream, int runs) {
   std::vector<double> rates;
   std::uint64_t checksum = 0;

@@ -17,6 +17,8 @@ namespace tagflow::bench {
 
 // `count` tags of the demo stream (io/source_registry.cpp demoChannels), seed 1.
 std::shared_ptr<const std::vector<Tag>> makeBenchStream(std::size_t count);
+// makeBenchStream, saying on standard output what is being generated (it takes seconds).
+std::shared_ptr<const std::vector<Tag>> makeAnnouncedBenchStream(std::size_t count);
 // `count` tags of the demo stream with channel 1's falling edge (channel -1) 3 ns after each
 // rising one: pulses for ConstantFractionDiscriminator.
 std::shared_ptr<const std::vector<Tag>> makePulseStream(std::size_t count);

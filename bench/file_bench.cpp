@@ -166,10 +166,7 @@ std::vector<Tag> generate(std::vector<SyntheticChannel> channels, std::size_t co
 }  // namespace
 
 int runFileBench(const FileBenchOptions& options) {
-  std::cout << "generating " << options.tags << " tags of the 8-channel demo stream..."
-            << std::flush;
-  const auto stream = makeBenchStream(options.tags);
-  std::cout << " done\n";
+  const auto stream = makeAnnouncedBenchStream(options.tags);
 
   std::vector<double> scans, decodes;
   std::vector<std::vector<double>> pack_rates(3);

@@ -117,18 +117,9 @@ Figures measureMtu(const std::vector<Tag>& tags, int mtu, const LinkBenchOptions
 }  // namespace
 
 int runLinkBench(const LinkBenchOptions& options) {
-  std::cout << "generating " << options.tags << " tags of the 8-channel demo stream..."
-            << std::flush;
-  const auto stream = makeBenchStream(options.tags);
-  std::cout << " done\n";
-  std::vector<double> scan_rates;
+  const auto stream = makeAnnouncedBenchStream(options.tags);
+  const double scan = measureBareScan(*stream, options.runs);
   std::uint64_t checksum = 0;
-  for (int run = 0; run < options.runs; ++run) {
-    const auto began = Clock::now();
-    checksum += plainScan(*stream);
-    scan_rates.push_back(static_cast<double>(stream->size()) / secondsSince(began) * 1e-6);
-  }
-  const double scan = median(scan_rates);
   std::vector<Figures> rows;
   for (int mtu : {9000, 4000, 1500}) rows.push_back(measureMtu(*stream, mtu, options, checksum));
 

@@ -152,10 +152,7 @@ int runScalingBench(const ScalingBenchOptions& options) {
   if (chosen.empty() && !raw_file) {
     throw std::invalid_argument("--only " + options.only + ": no such family");
   }
-  std::cout << "generating " << options.tags << " tags of the 8-channel demo stream..."
-            << std::flush;
-  const auto stream = makeBenchStream(options.tags);
-  std::cout << " done\n";
+  const auto stream = makeAnnouncedBenchStream(options.tags);
   const GraphRuns runs{options.block_size, options.threads, options.runs, {}};
   const CaseResult scan = measureCase(
       {"Scan", "reads every tag", [] { return std::make_unique<ScanMeasurement>("Scan"); }}, stream,

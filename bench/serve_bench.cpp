@@ -127,10 +127,7 @@ RunFigures runOnce(const std::shared_ptr<const std::vector<Tag>>& stream,
 }  // namespace
 
 int runServeBench(const ServeBenchOptions& options) {
-  std::cout << "generating " << options.tags << " tags of the 8-channel demo stream..."
-            << std::flush;
-  const auto stream = makeBenchStream(options.tags);
-  std::cout << " done\n";
+  const auto stream = makeAnnouncedBenchStream(options.tags);
   constexpr Mode kModes[] = {Mode::Plain, Mode::Server, Mode::Page};
   std::vector<double> walls[3], cpus[3], server_shares[3];
   std::uint64_t snapshots = 0, bytes = 0;

@@ -285,10 +285,7 @@ int runBench(const Options& options) {
     throw std::invalid_argument("--only " + options.only + ": no such measurement");
   }
 
-  std::cout << "generating " << options.tags << " tags of the 8-channel demo stream..."
-            << std::flush;
-  const auto stream = makeBenchStream(options.tags);
-  std::cout << " done\n";
+  const auto stream = makeAnnouncedBenchStream(options.tags);
   const double bare_scan = measureBareScan(*stream, options.runs);
   const CaseResult scan = measureCase(
       {"Scan", "reads every tag", [] { return std::make_unique<ScanMeasurement>("Scan"); }}, stream,
