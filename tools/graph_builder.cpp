@@ -170,4 +170,17 @@ BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
   return built;
 }
 
+std::vector<ResultSet> BuiltGraph::results() const {
+  std::vector<ResultSet> results;
+  for (const auto& measurement : measurements) results.push_back(measurement->getResults());
+  return results;
+}
+
+GraphOptions graphOptionsOf(const RunConfig& config) {
+  GraphOptions options;
+  options.threads = config.threads;
+  options.max_blocks_in_flight = config.max_blocks_in_flight;
+  return options;
+}
+
 }  // namespace tagflow::cli

@@ -19,7 +19,13 @@ namespace tagflow::cli {
 struct BuiltGraph {
   std::vector<std::unique_ptr<VirtualChannel>> channels;
   std::vector<std::unique_ptr<Measurement>> measurements;  // in the order of the file
+
+  // Every measurement's results, in the order of the file.
+  std::vector<ResultSet> results() const;
 };
+
+// The graph options of the configuration's [run] table (threads, blocks in flight).
+GraphOptions graphOptionsOf(const RunConfig& config);
 
 // Adds every node to `graph` (which must outlive nothing here: the caller keeps BuiltGraph
 // alive as long as the graph) and checks the wiring.

@@ -146,14 +146,11 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   const bool distributed_run = distributed.size() > 1;
   const bool speaks = distributed.rank() == 0;
   RunConfig config = loadRunConfig(options.config_path);
-  if (!options.output.empty()) config.output = options.output;
-  if (options.threads >= 0) config.threads = options.threads;
+  overrideRun(config, options.output, options.threads);
 
   std::unique_ptr<Source> source =
       withContext("[source]", [&] { return makeSource(config.source); });
-  GraphOptions graph_options;
-  graph_options.threads = config.threads;
-  graph_options.max_blocks_in_flight = config.max_blocks_in_flight;
+  GraphOptions graph_options = graphOptionsOf(config);
   if (!options.trace_path.empty()) graph_options.max_trace_spans = 200000;
   const bool show_progress = !options.quiet && speaks && isatty(STDERR_FILENO);
   if (show_progress) graph_options.progress = printProgress;
@@ -173,18 +170,13 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
     std::cout << std::endl;
     if (distributed_run) printBindingHint(distributed, config.threads);
   }
-  const auto collect = [&] {
-    std::vector<ResultSet> results;
-    for (const auto& measurement : measurements) results.push_back(measurement->getResults());
-    return results;
-  };
   Interrupts interrupts([&] { graph.requestStop(); });
   Interrupts::abandon(resultsTemporaryPath(config.output));
   // A checkpoint of one rank would hold only its share.
   Checkpoints checkpoints(distributed_run ? 0 : config.checkpoint_s, [&] {
     RunInfo info{source->describe(), config.text, sourceStatistics(*source)};
     info.checkpoint = true;
-    writeResultsHdf5(config.output, collect(), Profile{}, info);
+    writeResultsHdf5(config.output, nodes.results(), Profile{}, info);
   });
   const Profile profile = distributed_run
                               ? runShareOfRanks(distributed, config, guarded, graph, measurements)
@@ -197,7 +189,7 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   RunInfo info{source->describe(), config.text, source_statistics};
   info.interrupted = interrupts.interrupted();
   info.damaged_tail = guarded.damage();
-  writeResultsHdf5(config.output, collect(), profile, info);
+  writeResultsHdf5(config.output, nodes.results(), profile, info);
   if (!options.trace_path.empty()) writeChromeTrace(options.trace_path, profile);
 
   if (!options.quiet) {

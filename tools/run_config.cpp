@@ -197,4 +197,9 @@ RunConfig loadRunConfig(const std::string& path, bool need_measurements) {
   return parseRunConfig(text.str(), path, need_measurements);
 }
 
+void overrideRun(RunConfig& config, const std::string& output, int threads) {
+  if (!output.empty()) config.output = output;
+  if (threads >= 0) config.threads = threads;
+}
+
 }  // namespace tagflow::cli

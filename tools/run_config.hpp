@@ -37,5 +37,8 @@ struct RunConfig {
 RunConfig loadRunConfig(const std::string& path, bool need_measurements = true);
 RunConfig parseRunConfig(const std::string& text, const std::string& origin,
                          bool need_measurements = true);
+// A command line's choices over the file's [run] table: an output path (empty: the file's)
+// and a thread count (negative: the file's).
+void overrideRun(RunConfig& config, const std::string& output, int threads);
 
 }  // namespace tagflow::cli

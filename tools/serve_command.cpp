@@ -15,16 +15,12 @@ namespace tagflow::cli {
 
 int serveCommand(const ServeCommandOptions& options) {
   RunConfig config = loadRunConfig(options.config_path);
-  if (!options.output.empty()) config.output = options.output;
-  if (options.threads >= 0) config.threads = options.threads;
+  overrideRun(config, options.output, options.threads);
 
   std::unique_ptr<Source> source =
       withContext("[source]", [&] { return makeSource(config.source); });
-  GraphOptions graph_options;
-  graph_options.threads = config.threads;
-  graph_options.max_blocks_in_flight = config.max_blocks_in_flight;
   DamagedTailGuard guarded(*source);
-  MeasurementGraph graph(guarded, graph_options);
+  MeasurementGraph graph(guarded, graphOptionsOf(config));
   const BuiltGraph nodes = buildGraph(config, graph);
   checkOutputWritable(config.output);
 
@@ -65,12 +61,10 @@ int serveCommand(const ServeCommandOptions& options) {
   }
   server.waitUntilStopRequested();
 
-  std::vector<ResultSet> results;
-  for (const auto& measurement : nodes.measurements) results.push_back(measurement->getResults());
   RunInfo info{source->describe(), config.text, sourceStatistics(*source)};
   info.interrupted = interrupts.interrupted();
   info.damaged_tail = guarded.damage();
-  writeResultsHdf5(config.output, results, profile, info);
+  writeResultsHdf5(config.output, nodes.results(), profile, info);
   if (!options.quiet) {
     std::cout << "\nprofile:\n";
     printProfile(std::cout, profile);
