@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/vendor/vendor_formats.hpp"
