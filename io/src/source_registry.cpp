@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "tagflow/core/error.hpp"
@@ -203,27 +204,56 @@ void requireNoTables(const SourceSpec& spec) {
 }
 
 // The keys of every vendor file source: the file, the block size and the channel numbering.
-std::vector<ParameterSpec> vendorKeys() {
-  return {ParameterSpec::text("path").help("file to read"), blockSizeKey(kDefaultBlockSize),
-          ParameterSpec::channel("first_input_channel")
-              .byDefault(std::int64_t{1})
-              .help("channel of the vendor's input 0 (input k becomes this + k)"),
-          ParameterSpec::channel("sync_channel")
-              .byDefault(std::int64_t{100})
-              .help("channel of the sync"),
-          ParameterSpec::channel("first_marker_channel")
-              .byDefault(std::int64_t{200})
-              .help("channel of marker bit 0 (bit b becomes this + b)")};
+// The keys of every vendor format, then those of the formats that take options of their own:
+// `format` is one of vendorFormats() or "file" (any of them, recognised from the content).
+std::vector<ParameterSpec> vendorKeys(const std::string& format) {
+  std::vector<ParameterSpec> keys{
+      ParameterSpec::text("path").help("file to read"), blockSizeKey(kDefaultBlockSize),
+      ParameterSpec::channel("first_input_channel")
+          .byDefault(std::int64_t{1})
+          .help("channel of the vendor's input 0 (input k becomes this + k)"),
+      ParameterSpec::channel("sync_channel")
+          .byDefault(std::int64_t{100})
+          .help("channel of the sync"),
+      ParameterSpec::channel("first_marker_channel")
+          .byDefault(std::int64_t{200})
+          .help("channel of marker bit 0 (bit b becomes this + b)")};
+  // With "file" the format is known only once the file is opened: these keys are optional there
+  // and refused for a file of another format.
+  const bool any = format == "file";
+  if (format == "spc" || any) {
+    keys.push_back(ParameterSpec::text("set_file")
+                       .optional()
+                       .help("spc: the .set file (default: the .spc's path with the extension "
+                             ".set, when it exists)"));
+    keys.push_back(ParameterSpec::real("macrotime_clock_ns")
+                       .atLeast(0)
+                       .atMost(1e9)
+                       .unit("ns")
+                       .optional()
+                       .help("spc: the macrotime clock period where the file does not state it "
+                             "(default: from the first record, else the .set file)"));
+  }
+  if (format == "qutag" || any) {
+    const ParameterSpec window = ParameterSpec::integer("reorder_window_ps")
+                                     .atLeast(0)
+                                     .unit("ps")
+                                     .help(
+                                         "qutag: how much earlier than the latest stamp a "
+                                         "stamp may be and still be put in order");
+    keys.push_back(any ? window.optional() : window.byDefault(std::int64_t{100'000}));
+  }
+  return keys;
 }
 
 const ParameterSchema& vendorSchema(const std::string& format) {
   static std::map<std::string, ParameterSchema> schemas = [] {
     std::map<std::string, ParameterSchema> made;
     for (const std::string& name : vendorFormats()) {
-      made.emplace(name,
-                   ParameterSchema(name, fmt::format("a {} time-tag file", name), vendorKeys()));
+      made.emplace(
+          name, ParameterSchema(name, fmt::format("a {} time-tag file", name), vendorKeys(name)));
     }
-    std::vector<ParameterSpec> keys = vendorKeys();
+    std::vector<ParameterSpec> keys = vendorKeys("file");
     keys.push_back(ParameterSpec::text("format")
                        .byDefault(std::string("auto"))
                        .help("the vendor format, or auto: recognised from the file's content"));
@@ -236,6 +266,19 @@ const ParameterSchema& vendorSchema(const std::string& format) {
   return schemas.at(format);
 }
 
+// A key of one format's own, given for a file of another.
+void refuseForeignKeys(const Parameters& p, const std::string& format) {
+  const std::pair<const char*, const char*> owned[] = {
+      {"set_file", "spc"}, {"macrotime_clock_ns", "spc"}, {"reorder_window_ps", "qutag"}};
+  for (const auto& [key, owner] : owned) {
+    if (p.contains(key) && format != owner) {
+      throw InvalidArgument(
+          fmt::format("source 'file': key '{}' applies to {} files only, and {} is a {} file", key,
+                      owner, p.getString("path"), format));
+    }
+  }
+}
+
 std::unique_ptr<Source> vendorSource(const SourceSpec& spec) {
   requireNoTables(spec);
   const ParameterSchema& schema = vendorSchema(spec.kind);
@@ -243,14 +286,19 @@ std::unique_ptr<Source> vendorSource(const SourceSpec& spec) {
   VendorOpenOptions options;
   options.channels = {channelArgument(p, "first_input_channel"), channelArgument(p, "sync_channel"),
                       channelArgument(p, "first_marker_channel")};
-  if (p.contains("macrotime_clock_ns")) {
+  if (p.contains("macrotime_clock_ns"))
     options.spc_macrotime_clock_ns = p.getDouble("macrotime_clock_ns");
-    options.spc_set_file = p.getString("set_file");
-  }
+  if (p.contains("set_file")) options.spc_set_file = p.getString("set_file");
   if (p.contains("reorder_window_ps"))
     options.qutag_reorder_window_ps = p.getInt("reorder_window_ps");
-  VendorFile file = openVendorFile(
-      p.getString("path"), spec.kind == "file" ? p.getString("format") : spec.kind, options);
+  std::string format = spec.kind == "file" ? p.getString("format") : spec.kind;
+  if (spec.kind == "file") {
+    if (format == "auto") format = detectVendorFormat(p.getString("path"));
+    // An unknown format or unrecognised file is left to openVendorFile, which names it.
+    if (std::ranges::find(vendorFormats(), format) != vendorFormats().end())
+      refuseForeignKeys(p, format);
+  }
+  VendorFile file = openVendorFile(p.getString("path"), format.empty() ? "auto" : format, options);
   for (const std::string& warning : file.warnings)
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
   return std::make_unique<VendorFileSource>(std::move(file),

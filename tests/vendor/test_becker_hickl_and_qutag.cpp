@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@
 #include "support/drain.hpp"
 #include "support/temp_dir.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/source_registry.hpp"
 #include "tagflow/io/vendor/becker_hickl_spc.hpp"
 #include "tagflow/io/vendor/qutag.hpp"
 
@@ -645,4 +647,67 @@ TEST_CASE("quTAG bad files", "[vendor][qutag]") {
     const auto [events, message] = eventsUntilError(openQutagFile(path));
     CHECK_THAT(message, Contains("record 0: timestamp 18446744073709551615"));
   }
+}
+
+// ---- the source kinds' own keys ----------------------------------------------------------------
+
+namespace {
+
+std::vector<Event> eventsOfKind(const std::string& kind, Parameters parameters) {
+  const std::unique_ptr<Source> source = makeSource({kind, std::move(parameters), {}});
+  const DrainedStream stream = drain(*source);
+  requireWellFormed(stream);
+  std::vector<Event> events;
+  for (const Tag& tag : stream.tags) events.push_back(eventOf(tag));
+  return events;
+}
+
+}  // namespace
+
+TEST_CASE("Vendor source keys: the .spc's set_file and macrotime clock, quTAG's window",
+          "[vendor][spc][qutag]") {
+  TempDir dir;
+  const std::string spc = dir.file("clock.spc");
+  writeWords(spc, {kInvalid, photon130(2, 0, 4095)});  // the clock field is 0
+  // Not beside the .spc under its name: found only through set_file.
+  writeSet(dir.file("settings.set"), kSpc130, {{"SP_MTCLK", "I,0"}});
+  const Parameters spc_path{{"path", spc}};
+
+  CHECK_THROWS_WITH(makeSource({"spc", spc_path, {}}), Contains("macrotime_clock_ns"));
+  for (const std::string kind : {"spc", "file"}) {
+    INFO(kind);
+    Parameters with_set = spc_path;
+    with_set.set("set_file", dir.file("settings.set"));
+    CHECK(eventsOfKind(kind, with_set) == std::vector<Event>{T(1, 100'000)});  // 50 ns clock
+    Parameters with_clock = spc_path;
+    with_clock.set("macrotime_clock_ns", 12.5);
+    CHECK(eventsOfKind(kind, with_clock) == std::vector<Event>{T(100, 25'000), T(1, 25'000)});
+  }
+  Parameters bad_clock = spc_path;
+  bad_clock.set("macrotime_clock_ns", -1.0);
+  CHECK_THROWS_WITH(makeSource({"spc", bad_clock, {}}),
+                    Contains("macrotime_clock_ns -1 ns is invalid (valid: 0..1000000000)"));
+
+  const std::string qutag = dir.file("jitter.bin");
+  writeQutag(qutag, {{1000, 0}, {50'000, 1}, {30'000, 2}});  // 20 ns out of order
+  const Parameters qutag_path{{"path", qutag}};
+  CHECK(eventsOfKind("qutag", qutag_path) ==
+        std::vector<Event>{T(1, 1000), T(3, 30'000), T(2, 50'000)});
+  for (const std::string kind : {"qutag", "file"}) {
+    INFO(kind);
+    Parameters narrow = qutag_path;
+    narrow.set("reorder_window_ps", std::int64_t{10'000});
+    CHECK_THROWS_WITH(eventsOfKind(kind, narrow), Contains("out of time order"));
+  }
+
+  // Each key belongs to its format: refused by name for the other one.
+  Parameters foreign = qutag_path;
+  foreign.set("set_file", dir.file("settings.set"));
+  CHECK_THROWS_WITH(makeSource({"qutag", foreign, {}}), Contains("unknown key 'set_file'"));
+  CHECK_THROWS_WITH(makeSource({"file", foreign, {}}),
+                    Contains("'set_file' applies to spc files only") && Contains("qutag file"));
+  Parameters foreign_window = spc_path;
+  foreign_window.set("reorder_window_ps", std::int64_t{0});
+  CHECK_THROWS_WITH(makeSource({"file", foreign_window, {}}),
+                    Contains("'reorder_window_ps' applies to qutag files only"));
 }
