@@ -244,11 +244,13 @@ std::string kindsHelp() {
     out += fmt::format("  {}: {}\n{}", kind.kind(), kind.schema->summary(), kind.schema->help());
   }
   out +=
-      "Any [[measurement]] of a kind that splits by time may add parallel = N: N shards on N\n"
-      "cores, results as one pass (docs/parallel.md). mpirun -n N tagflow run splits a recording\n"
-      "over N processes.\n"
+      "A Countrate, Correlation or HistogramLogBins without gates (the kinds whose partial\n"
+      "results merge in any order) may add parallel = N: N shards on N cores, results as one\n"
+      "pass (docs/parallel.md). mpirun -n N tagflow run splits a recording over N processes.\n"
       "[run] keys: output (default results.h5), duration_ps (stream time to process),\n"
-      "      threads (0 = all cores), max_blocks_in_flight (default 8)\n";
+      "      threads (0 = all cores), max_blocks_in_flight (default 8),\n"
+      "      checkpoint_s (write the results every this many seconds of wall time; default 0:\n"
+      "      at the end only)\n";
   return out;
 }
 

@@ -25,9 +25,9 @@ bool isList(ParameterType type) {
 
 [[noreturn]] void wrongType(std::string_view owner, std::string_view key, ParameterType expected,
                             const ParameterValue& value) {
-  throw InvalidArgument(fmt::format("{}: key '{}' must be {}, got {} {}", owner, key,
-                                    parameterTypeDescription(expected), parameterTypeName(value),
-                                    formatParameter(value)));
+  throw InvalidType(fmt::format("{}: key '{}' must be {}, got {} {}", owner, key,
+                                parameterTypeDescription(expected), parameterTypeName(value),
+                                formatParameter(value)));
 }
 
 // Where a configuration names channels by the virtual channel that produces them, the names

@@ -38,9 +38,8 @@ namespace {
 
 [[noreturn]] void wrongType(std::string_view key, std::string_view expected,
                             const ParameterValue& value) {
-  throw InvalidArgument("key '" + std::string(key) + "' must be " + std::string(expected) +
-                        ", got " + std::string(parameterTypeName(value)) + " " +
-                        formatParameter(value));
+  throw InvalidType("key '" + std::string(key) + "' must be " + std::string(expected) + ", got " +
+                    std::string(parameterTypeName(value)) + " " + formatParameter(value));
 }
 
 }  // namespace

@@ -36,16 +36,21 @@ ParameterValue scalar(const std::string& key, const py::handle& value) {
 }  // namespace
 
 ParameterValue parameterValue(const std::string& key, const py::handle& value) {
+  // A numpy array (a sequence whose items are numpy scalars) as the list of Python values.
+  if (py::isinstance<py::array>(value)) {
+    const py::object values = value.attr("tolist")();
+    return parameterValue(key, values);
+  }
   if (py::isinstance<py::str>(value) || !py::isinstance<py::sequence>(value)) {
-    if (py::isinstance<py::array>(value)) {
-      return parameterValue(key, value.attr("tolist")());
-    }
     return scalar(key, value);
   }
   std::vector<std::int64_t> integers;
   std::vector<double> reals;
   bool any_real = false;
-  for (const py::handle item : value.cast<py::sequence>()) {
+  const auto sequence = value.cast<py::sequence>();
+  for (std::size_t i = 0; i < sequence.size(); ++i) {
+    // Owned: a sequence may make its items as they are asked for (a range, an array).
+    const py::object item = sequence[i];
     const ParameterValue element = scalar(key, item);
     if (const auto* integer = std::get_if<std::int64_t>(&element)) {
       integers.push_back(*integer);
@@ -115,6 +120,8 @@ void registerExceptions() {
   py::register_exception_translator([](std::exception_ptr error) {
     try {
       if (error) std::rethrow_exception(error);
+    } catch (const InvalidType& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const InvalidArgument& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const DataError& e) {

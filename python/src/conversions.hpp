@@ -2,13 +2,15 @@
 // (checked later against the kind's declaration, so Python gets the C++ messages), vectors to
 // numpy arrays without a second copy (the array takes the vector), result sets to dicts of
 // arrays, blocks of tags to zero-copy numpy structured arrays, and tagflow's exceptions to
-// Python's (InvalidArgument and DataError to ValueError, IoError to OSError).
+// Python's (InvalidType to TypeError, InvalidArgument and DataError to ValueError, IoError to
+// OSError).
 #pragma once
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <span>
+#include <string>
 #include <vector>
 
 #include "tagflow/core/parameters.hpp"
@@ -32,6 +34,17 @@ py::array_t<T> toNumpy(std::vector<T>&& values, std::vector<py::ssize_t> shape =
   py::capsule free_when_done(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
   if (shape.empty()) shape.push_back(static_cast<py::ssize_t>(owned->size()));
   return py::array_t<T>(shape, owned->data(), free_when_done);
+}
+
+// The tagflow object that `object` wraps; else TypeError "<expected>, got <its type>".
+template <class T>
+T& objectOf(const py::handle& object, const char* expected) {
+  try {
+    return object.cast<T&>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(expected) + ", got " +
+                         py::str(py::type::handle_of(object).attr("__name__")).cast<std::string>());
+  }
 }
 
 // The numpy dtype of a Tag: type, reserved, missed_events, channel, time.

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "conversions.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow::python {
@@ -40,7 +41,10 @@ py::dict profileToDict(const Profile& profile) {
 }
 
 PythonGraph::PythonGraph(py::object source, int threads, std::size_t max_blocks_in_flight)
-    : source_object_(std::move(source)), source_(&source_object_.cast<Source&>()) {
+    : source_object_(std::move(source)),
+      source_(&objectOf<Source>(source_object_,
+                                "Graph: source must be a tagflow source "
+                                "(tf.SyntheticSource(), tf.FileReader(path), ...)")) {
   GraphOptions options;
   options.threads = threads;
   options.max_blocks_in_flight = max_blocks_in_flight;
@@ -62,20 +66,20 @@ PythonGraph::~PythonGraph() {
 }
 
 void PythonGraph::addMeasurement(py::object measurement) {
-  graph_->add(measurement.cast<Measurement&>());
+  graph_->add(objectOf<Measurement>(measurement, "add: expected a tagflow measurement"));
   measurements_.push_back(std::move(measurement));
 }
 
 void PythonGraph::addChannel(py::object channel) {
   if (running_) throw InvalidArgument("virtual channels cannot be added while the graph runs");
-  graph_->add(channel.cast<VirtualChannel&>());
+  graph_->add(objectOf<VirtualChannel>(channel, "add: expected a tagflow virtual channel"));
   channels_.push_back(std::move(channel));
 }
 
 void PythonGraph::removeMeasurement(py::object measurement) {
   // A measurement run as shards (parallel=N) is in the graph as its ShardedMeasurement.
   if (py::hasattr(measurement, "_sharded")) measurement = measurement.attr("_sharded");
-  Measurement& node = measurement.cast<Measurement&>();
+  Measurement& node = objectOf<Measurement>(measurement, "remove: expected a tagflow measurement");
   {
     py::gil_scoped_release release;
     graph_->remove(node);

@@ -208,6 +208,8 @@ def serve(graph, duration_ps=-1, address="127.0.0.1", port=8080, update_hz=10.0,
     try:
         while not server.stop_requested:
             time.sleep(0.1)
+    except KeyboardInterrupt:
+        pass  # the run is over: Ctrl-C only ends the showing of its results
     finally:
         del server
     return profile

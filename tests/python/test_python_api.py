@@ -162,6 +162,20 @@ def test_ctrl_c_stops_the_run_and_keeps_the_data():
     assert graph.profile()["tags"] > 0
 
 
+def test_lists_from_numpy_arrays_ranges_and_numpy_scalars():
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=1_000_000))
+    # Items these make as they are asked for, which must stay alive while they are read.
+    for steps in (np.array([1, 2, 100_000]), range(100_000, 100_003), (np.int64(5), 7)):
+        stability = tf.FrequencyStability(graph, 3, steps=steps)
+        assert stability.parameters["steps"] == [int(n) for n in steps]
+    generator = tf.EventGenerator(graph, 1, np.array([0, 100]))
+    assert generator.parameters["pattern"] == [0, 100]
+    counter = tf.Counter(graph, np.array([1, 2]), binwidth=np.int64(1000))
+    assert counter.parameters["channels"] == [1, 2]
+    assert counter.parameters["binwidth"] == 1000
+    graph.run()
+
+
 def test_bad_arguments():
     graph = tf.Graph(tf.SyntheticSource(duration_ps=1_000_000))
     with pytest.raises(ValueError, match=r"binwidth -5 ps is invalid \(valid: >= 1\)"):
@@ -176,6 +190,15 @@ def test_bad_arguments():
         tf.Counter(graph, channels=[1, object()])
     with pytest.raises(TypeError, match="at most 3 positional"):
         tf.Counter(graph, [1], 10, 10, 10)
+    # A value of the wrong type is a TypeError with the C++ message; a wrong value a ValueError.
+    with pytest.raises(TypeError, match=r"key 'binwidth' must be an integer, got string \"x\""):
+        tf.Counter(graph, channels=[1], binwidth="x")
+    with pytest.raises(TypeError, match=r"key 'channel_1' must be a channel"):
+        tf.Correlation(graph, "one", 2)
+    with pytest.raises(TypeError, match=r"key 'binwidth' must be an integer"):
+        tf.Counter(graph, channels=[1], binwidth=1.5)
+    with pytest.raises(TypeError, match=r"source must be a tagflow source .*, got int"):
+        tf.Graph(42)
     tf.Countrate(graph, channels=[1005])  # a virtual channel number nobody produces
     with pytest.raises(ValueError, match="1005"):
         graph.run()

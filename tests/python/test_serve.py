@@ -1,8 +1,12 @@
 """tagflow.serve() from Python: the page's snapshot holds what the measurement's own getters
-return once the stream has ended, "Stop run" ends serve() with the run's profile, and a bad
-option gets the C++ message."""
+return once the stream has ended, "Stop run" or Ctrl-C ends serve() with the run's profile, and
+a bad option gets the C++ message."""
 
 import json
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import urllib.request
 
@@ -52,6 +56,36 @@ def test_serve_shows_the_final_results_until_stop_run():
     thread.join(30)
     assert not thread.is_alive()
     assert outcome["profile"]["tags"] == snapshot["profile"]["tags"]
+
+
+def test_ctrl_c_after_the_stream_ended_returns_the_profile():
+    script = textwrap.dedent("""
+        import sys
+        import tagflow as tf
+        graph = tf.Graph(tf.SyntheticSource(seed=3, duration_ps=10_000_000_000))
+        tf.Countrate(graph, channels=[1])
+        profile = tf.serve(graph, port=0,
+                           on_listening=lambda url: print(url, flush=True))
+        print("tags", profile["tags"], flush=True)
+    """)
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        url = process.stdout.readline().strip()
+        snapshot = None
+        for _ in range(600):
+            snapshot = get_json(url + "api/snapshot")
+            if snapshot["run"]["state"] == "finished":
+                break
+            threading.Event().wait(0.05)
+        assert snapshot["run"]["state"] == "finished"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert out.split() == ["tags", str(snapshot["profile"]["tags"])]
+    assert snapshot["profile"]["tags"] > 0
 
 
 def test_serve_refuses_bad_options_with_the_cpp_message():

@@ -83,7 +83,10 @@ TEST_CASE("FileWriter: records its channels and every special tag, markers and p
   const test::DrainedStream stream = test::drainSynthetic(config);
   const std::string path = dir.file("part.tags");
 
-  FileWriter writer("writer", path, {1, -1}, 200'000);
+  FileWriter writer("writer", path, {1, -1}, 200'000, "synthetic, liveConfig()");
+  // Its parameters, as the results file stores them, hold every argument.
+  CHECK(writer.parameters().getString("configuration") == "synthetic, liveConfig()");
+  CHECK(writer.parameters().getInt("max_file_size") == 200'000);
   writer.streamStarting();
   for (std::size_t i = 0; i < stream.blocks.size(); ++i) {
     const auto& block = stream.blocks[i];
@@ -106,6 +109,7 @@ TEST_CASE("FileWriter: records its channels and every special tag, markers and p
   }
   FileReader reader(path);
   CHECK(reader.getChannelList() == std::vector<channel_t>{1, -1});
+  CHECK(reader.getConfiguration() == "synthetic, liveConfig()");
   const test::DrainedStream replay = test::drain(reader);
   CHECK(replay.tags == expected);
   CHECK(replay.begin() == stream.begin());

@@ -83,6 +83,7 @@ FileWriter::FileWriter(std::string name, std::string path, std::vector<channel_t
                      {"channels", std::vector<std::int64_t>(channels.begin(), channels.end())},
                      {"max_file_size", static_cast<std::int64_t>(max_file_size)},
                      {"compression", std::string(tagfile::compressionName(compression))},
+                     {"configuration", configuration},
                      {"sync_every", static_cast<std::int64_t>(sync_every)}}),
       index_(channels, "FileWriter '" + this->name() + "'"),
       max_file_size_(max_file_size) {

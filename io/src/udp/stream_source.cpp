@@ -150,7 +150,8 @@ const ParameterSchema& udpSourceSchema() {
            .unit("s")
            .atLeast(0)
            .byDefault(0.0)
-           .help("end after this long without data (0: wait for the end of the stream)")});
+           .help("end after this long without data once the first datagram came (0: wait for the "
+                 "end of the stream)")});
   return schema;
 }
 

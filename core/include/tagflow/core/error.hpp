@@ -13,6 +13,13 @@ class InvalidArgument : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// A value of the wrong type for its key (a text where a number belongs); still an
+// InvalidArgument, so that callers who do not tell the two apart need not change.
+class InvalidType : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 // Input data that violates the stream contract (unsorted, truncated, corrupt).
 class DataError : public std::runtime_error {
  public:
