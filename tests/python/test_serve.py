@@ -21,6 +21,18 @@ def get_json(url, data=None):
         return json.loads(response.read())
 
 
+def finished_snapshot(url):
+    """The page's snapshot once it shows the run finished (within 30 s)."""
+    snapshot = None
+    for _ in range(600):
+        snapshot = get_json(url + "api/snapshot")
+        if snapshot["run"]["state"] == "finished":
+            break
+        threading.Event().wait(0.05)
+    assert snapshot["run"]["state"] == "finished"
+    return snapshot
+
+
 def test_serve_shows_the_final_results_until_stop_run():
     graph = tf.Graph(tf.SyntheticSource(seed=3, duration_ps=50_000_000_000))
     counter = tf.Counter(graph, channels=[1, 2], binwidth=1_000_000_000, n_values=50)
@@ -38,13 +50,7 @@ def test_serve_shows_the_final_results_until_stop_run():
     thread.start()
     assert listening.wait(30)
     url = urls[0]
-    snapshot = None
-    for _ in range(600):
-        snapshot = get_json(url + "api/snapshot")
-        if snapshot["run"]["state"] == "finished":
-            break
-        threading.Event().wait(0.05)
-    assert snapshot["run"]["state"] == "finished"
+    snapshot = finished_snapshot(url)
     entry = next(m for m in snapshot["measurements"] if m["name"] == counter.name)
     shown = np.array(entry["arrays"]["data"]["data"]).reshape(entry["arrays"]["data"]["shape"])
     np.testing.assert_array_equal(shown, counter.getData())
@@ -72,13 +78,7 @@ def test_ctrl_c_after_the_stream_ended_returns_the_profile():
                                stderr=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip()
-        snapshot = None
-        for _ in range(600):
-            snapshot = get_json(url + "api/snapshot")
-            if snapshot["run"]["state"] == "finished":
-                break
-            threading.Event().wait(0.05)
-        assert snapshot["run"]["state"] == "finished"
+        snapshot = finished_snapshot(url)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
     finally:
