@@ -63,16 +63,24 @@ bool Measurement::isRunning() const {
   return running_;
 }
 
+bool Measurement::startForPendingLocked() const {
+  return std::any_of(pending_.begin(), pending_.end(),
+                     [](const PendingAction& p) { return p.action == Action::StartFor; });
+}
+
+bool Measurement::mayFinish() const {
+  std::lock_guard lock(mutex_);
+  if (pending_.empty() && !running_) return true;
+  return !stream_ended_ && (remaining_ >= 0 || startForPendingLocked());
+}
+
 bool Measurement::waitUntilFinished(std::int64_t timeout_ms) {
   std::unique_lock lock(mutex_);
   // A group action still waiting for its block has not taken effect: a member that is stopped
   // now but has a startFor() pending is not finished.
   const auto finished = [&] { return pending_.empty() && !running_; };
   const auto done = [&] { return finished() || stream_ended_; };
-  const bool start_for_pending =
-      std::any_of(pending_.begin(), pending_.end(),
-                  [](const PendingAction& p) { return p.action == Action::StartFor; });
-  if (remaining_ < 0 && !start_for_pending) return !running_;
+  if (remaining_ < 0 && !startForPendingLocked()) return !running_;
   if (timeout_ms < 0) {
     finished_.wait(lock, done);
   } else if (!finished_.wait_for(lock, std::chrono::milliseconds(timeout_ms), done)) {

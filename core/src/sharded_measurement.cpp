@@ -88,6 +88,10 @@ bool ShardedMeasurement::waitUntilFinished(std::int64_t timeout_ms) {
   return group_.waitUntilFinished(timeout_ms);
 }
 
+bool ShardedMeasurement::mayFinish() const {
+  return group_.mayFinish();
+}
+
 timestamp_t ShardedMeasurement::getCaptureDuration() const {
   timestamp_t total = 0;
   for (const auto& shard : shards_) total += shard->getCaptureDuration();

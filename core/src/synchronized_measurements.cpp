@@ -62,6 +62,11 @@ bool SynchronizedMeasurements::waitUntilFinished(std::int64_t timeout_ms) {
   return true;
 }
 
+bool SynchronizedMeasurements::mayFinish() const {
+  return std::all_of(members_.begin(), members_.end(),
+                     [](const Measurement* member) { return member->mayFinish(); });
+}
+
 void SynchronizedMeasurements::schedule(Measurement::Action action, timestamp_t duration,
                                         bool clear) {
   std::vector<std::unique_lock<std::mutex>> locks;

@@ -77,7 +77,8 @@ bool waitUntilFinished(Measurement& m, double timeout_s) {
     if (finished) return true;
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     if (std::chrono::steady_clock::now() >= deadline) return false;
-    if (released([&] { return !m.isRunning(); })) return false;
+    // An unbounded run never finishes, nor one whose stream ended before its duration.
+    if (!released([&] { return m.mayFinish(); })) return false;
   }
 }
 

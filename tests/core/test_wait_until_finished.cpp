@@ -1,5 +1,6 @@
 // waitUntilFinished(timeout_ms): waits for a startFor() run; < 0 without limit, 0 polls;
-// false on timeout, on an unbounded run (at once) and when the stream ended first.
+// false on timeout, on an unbounded run (at once) and when the stream ended first. mayFinish()
+// tells a waiter in slices whether to go on.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -39,6 +40,9 @@ TEST_CASE("waitUntilFinished returns false at once on an unbounded run", "[lifec
   CHECK_FALSE(result);
   CHECK_FALSE(probe.waitUntilFinished(0));
   CHECK(probe.isRunning());
+  CHECK_FALSE(probe.mayFinish());
+  probe.stop();
+  CHECK(probe.mayFinish());  // stopped: finished
 }
 
 TEST_CASE("waitUntilFinished times out while the duration is not reached", "[lifecycle][wait]") {
@@ -47,6 +51,7 @@ TEST_CASE("waitUntilFinished times out while the duration is not reached", "[lif
   probe.startFor(1000);
   feed.feed(0, 400);
   CHECK_FALSE(probe.waitUntilFinished(0));
+  CHECK(probe.mayFinish());
   const auto began = std::chrono::steady_clock::now();
   CHECK_FALSE(probe.waitUntilFinished(30));
   CHECK(std::chrono::steady_clock::now() - began >= 29ms);
@@ -98,6 +103,7 @@ TEST_CASE("waitUntilFinished returns false when the stream ends before the durat
       probe, 10s, [&] { return probe.waitUntilFinished(-1); }, result));
   CHECK_FALSE(result);
   CHECK(probe.getCaptureDuration() == 400);
+  CHECK_FALSE(probe.mayFinish());
 }
 
 TEST_CASE("stop() ends a pending startFor wait", "[lifecycle][wait]") {

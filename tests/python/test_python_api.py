@@ -116,6 +116,19 @@ def test_lifecycle_and_profile():
     assert counter.parameters == {"channels": [1], "binwidth": 1_000_000_000, "n_values": 5}
 
 
+def test_wait_until_finished_returns_false_where_nothing_can_finish():
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=1_000_000_000))
+    unbounded = tf.Countrate(graph, [1])
+    cut_short = tf.Countrate(graph, [1])
+    cut_short.startFor(5_000_000_000)  # longer than the stream
+    sharded = tf.Correlation(graph, 1, 2, parallel=2)
+    graph.run()
+    for measurement in (unbounded, cut_short, sharded):
+        began = time.monotonic()
+        assert not measurement.waitUntilFinished()
+        assert time.monotonic() - began < 5
+
+
 def test_node_used_after_its_graph_is_gone():
     graph = tf.Graph(tf.SyntheticSource(duration_ps=2_000_000_000))
     rate = tf.Countrate(graph, channels=[1])

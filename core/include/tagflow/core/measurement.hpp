@@ -90,6 +90,10 @@ class Measurement {
   // limit, 0 polls. Returns false on timeout, when no startFor() run is pending (an
   // unbounded run never finishes), or when the stream ended before the duration was reached.
   virtual bool waitUntilFinished(std::int64_t timeout_ms = -1);
+  // Whether waitUntilFinished() can still return true: finished already, or a startFor() run
+  // under way or pending on a stream that has not ended. A caller waiting in slices stops
+  // when this turns false.
+  virtual bool mayFinish() const;
   // Stream time processed while running since construction or the last clear(), in ps.
   virtual timestamp_t getCaptureDuration() const;
   // Overflow intervals that began while running, since the last clear().
@@ -192,6 +196,7 @@ class Measurement {
   // Kind, name, parameters and the facts every measurement reports.
   ResultSet runFactsLocked() const;
   void applyLocked(Action action, timestamp_t duration, bool clear);
+  bool startForPendingLocked() const;  // a group's startFor() waits for its block
   void clearLocked();
   void endCaptureLocked();
   // `counted`: inside a counted range. In a margin the state reaches the hooks, but overflow

@@ -55,6 +55,7 @@ class ShardedMeasurement : public Measurement {
   void clear() override;
   bool isRunning() const override;
   bool waitUntilFinished(std::int64_t timeout_ms = -1) override;
+  bool mayFinish() const override;
   timestamp_t getCaptureDuration() const override;
   std::uint64_t getOverflowCount() const override;
   ResultSet getResults() const override;

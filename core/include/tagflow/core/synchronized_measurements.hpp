@@ -22,6 +22,7 @@ class SynchronizedMeasurements {
   void clear();
   bool isRunning() const;  // true if any member runs
   bool waitUntilFinished(std::int64_t timeout_ms = -1);
+  bool mayFinish() const;  // every member may
 
   std::size_t size() const { return members_.size(); }
 
