@@ -4,9 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <string>
 
 #include "tagflow/core/error.hpp"
 
@@ -259,16 +262,31 @@ Parameters ParameterSchema::validate(const Parameters& given, std::string_view o
   Parameters checked;
   for (const auto& spec : keys_) {
     if (spec.isNumbered()) {
-      std::size_t index = 0;
+      // By number, whatever order they were given in (a configuration file's table lists
+      // them by name, group_10 before group_2): 0, 1, ... without a gap.
+      std::map<std::size_t, std::string> numbered;
       for (const auto& [key, value] : given.entries()) {
         if (numberedSpec(key) != &spec) continue;
-        const std::string expected = spec.name() + "_" + std::to_string(index++);
-        if (key != expected) {
-          throw InvalidArgument(
-              fmt::format("{}: key '{}' out of order (valid: {}_0, {}_1, ... in sequence)", owner,
-                          key, spec.name(), spec.name()));
+        const std::string suffix = key.substr(spec.name().size() + 1);
+        std::size_t number = 0;
+        const auto [end, error] =
+            std::from_chars(suffix.data(), suffix.data() + suffix.size(), number);
+        if (error != std::errc() || end != suffix.data() + suffix.size() ||
+            std::to_string(number) != suffix) {
+          throw InvalidArgument(fmt::format("{}: key '{}' is not numbered (valid: {}_0, {}_1, ...)",
+                                            owner, key, spec.name(), spec.name()));
         }
-        checked.set(key, spec.check(value, owner, key));
+        numbered.emplace(number, key);
+      }
+      std::size_t expected = 0;
+      for (const auto& [number, key] : numbered) {
+        if (number != expected) {
+          throw InvalidArgument(fmt::format(
+              "{}: key '{}' has no {}_{} before it (valid: {}_0, {}_1, ... without a gap)", owner,
+              key, spec.name(), expected, spec.name(), spec.name()));
+        }
+        ++expected;
+        checked.set(key, spec.check(given.at(key), owner, key));
       }
       continue;
     }

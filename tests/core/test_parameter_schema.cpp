@@ -70,6 +70,26 @@ TEST_CASE("validate accepts integers for numbers and numbered keys in sequence",
   CHECK(checked.getIntList("group_1") == std::vector<std::int64_t>{3, 4, 5});
 }
 
+TEST_CASE("numbered keys are taken by number, in any order given", "[parameters]") {
+  // A configuration file's table lists its keys by name: group_10 before group_2.
+  Parameters given = kMinimal;
+  for (const int i : {0, 1, 10, 11, 2, 3, 4, 5, 6, 7, 8, 9}) {
+    given.set("group_" + std::to_string(i), std::vector<std::int64_t>{i, i + 100});
+  }
+  const Parameters checked = schema().validate(given, "Widget 'w'");
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : checked.entries()) {
+    if (key.rfind("group_", 0) == 0) keys.push_back(key);
+  }
+  REQUIRE(keys.size() == 12);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    CHECK(keys[i] == "group_" + std::to_string(i));
+    CHECK(checked.getIntList(keys[i]) ==
+          std::vector<std::int64_t>{static_cast<std::int64_t>(i),
+                                    static_cast<std::int64_t>(i) + 100});
+  }
+}
+
 TEST_CASE("validate names the key, the value and the valid range", "[parameters]") {
   CHECK(messageOf(with("width", std::int64_t{0})) ==
         "Widget 'w': width 0 ps is invalid (valid: 1..1000)");
@@ -87,8 +107,13 @@ TEST_CASE("validate names the key, the value and the valid range", "[parameters]
              Contains("unknown key 'widht'") && Contains("width") && Contains("group_0"));
   CHECK(messageOf(Parameters{}) ==
         "Widget 'w': key 'channels' is missing (a list of channels: inputs)");
-  CHECK_THAT(messageOf(with("group_1", std::vector<std::int64_t>{1, 2})),
-             Contains("'group_1' out of order"));
+  CHECK(messageOf(with("group_1", std::vector<std::int64_t>{1, 2})) ==
+        "Widget 'w': key 'group_1' has no group_0 before it (valid: group_0, group_1, ... "
+        "without a gap)");
+  CHECK(messageOf(with("group_01", std::vector<std::int64_t>{1, 2})) ==
+        "Widget 'w': key 'group_01' is not numbered (valid: group_0, group_1, ...)");
+  CHECK_THAT(messageOf(with("group_x", std::vector<std::int64_t>{1, 2})),
+             Contains("key 'group_x' is not numbered"));
   CHECK(messageOf(with("group_0", std::vector<std::int64_t>{1})) ==
         "Widget 'w': group_0 holds 1 value(s) (valid: 2..4)");
 }
