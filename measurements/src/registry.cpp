@@ -1,5 +1,8 @@
 #include "tagflow/measurements/registry.hpp"
 
+#include <string>
+
+#include "tagflow/core/error.hpp"
 #include "tagflow/measurements/correlation.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
@@ -27,11 +30,12 @@ std::vector<MeasurementKind> buildKinds() {
                          p.getInt("binwidth"), p.getInt("n_bins"));
                    }});
   kinds.push_back({&HistogramLogBins::schema(), [](const std::string& name, const Parameters& p) {
+                     const std::string who = "HistogramLogBins '" + name + "'";
                      return std::make_unique<HistogramLogBins>(
                          name, channelArgument(p, "click_channel"),
                          channelArgument(p, "start_channel"), p.getDouble("exp_start"),
-                         p.getDouble("exp_stop"), p.getInt("n_bins"), gateFrom(p, "click_gate"),
-                         gateFrom(p, "start_gate"));
+                         p.getDouble("exp_stop"), p.getInt("n_bins"),
+                         gateFrom(p, "click_gate", who), gateFrom(p, "start_gate", who));
                    }});
   kinds.push_back({&FrequencyStability::schema(), [](const std::string& name, const Parameters& p) {
                      return std::make_unique<FrequencyStability>(
@@ -51,9 +55,14 @@ std::vector<MeasurementKind> buildKinds() {
 
 }  // namespace
 
-std::optional<ChannelGate> gateFrom(const Parameters& parameters, std::string_view key) {
+std::optional<ChannelGate> gateFrom(const Parameters& parameters, std::string_view key,
+                                    std::string_view owner) {
   if (!parameters.contains(key)) return std::nullopt;
   const auto values = parameters.getIntList(key);
+  if (values.size() == 3 && values[2] != 0 && values[2] != 1) {
+    throw InvalidArgument(std::string(owner) + ": " + std::string(key) + " initially_open " +
+                          std::to_string(values[2]) + " is invalid (valid: 0 closed, 1 open)");
+  }
   return ChannelGate{static_cast<channel_t>(values[0]), static_cast<channel_t>(values[1]),
                      values.size() == 3 && values[2] != 0};
 }

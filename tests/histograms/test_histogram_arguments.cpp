@@ -122,6 +122,14 @@ TEST_CASE("The registry builds Correlation and HistogramLogBins and names bad ke
   same_channels.set("start_gate", std::vector<std::int64_t>{5, 5});
   REQUIRE_THROWS_WITH(makeMeasurement("HistogramLogBins", "h", same_channels),
                       Contains("start_gate") && Contains("channel 5"));
+  for (const std::int64_t initially_open : {2, -1}) {
+    Parameters bad_state = log_bins;
+    bad_state.set("click_gate", std::vector<std::int64_t>{3, 4, initially_open});
+    REQUIRE_THROWS_WITH(makeMeasurement("HistogramLogBins", "h", bad_state),
+                        "HistogramLogBins 'h': click_gate initially_open " +
+                            std::to_string(initially_open) +
+                            " is invalid (valid: 0 closed, 1 open)");
+  }
   Parameters low = log_bins;
   low.set("exp_start", -14.0);
   REQUIRE_THROWS_WITH(makeMeasurement("HistogramLogBins", "h", low),

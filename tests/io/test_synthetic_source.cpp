@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -219,6 +220,12 @@ TEST_CASE("Invalid synthetic configs are rejected, naming the bad value", "[synt
           "probability 1.5");
   rejects([](auto& c) { c.channels.push_back(SyntheticChannel::partner(3, 1, 2'000'000'000'000)); },
           "delay 2000000000000");
+  rejects(
+      [](auto& c) {
+        c.channels.push_back(
+            SyntheticChannel::partner(3, 1, std::numeric_limits<timestamp_t>::min()));
+      },
+      "delay -9223372036854775808 ps is invalid (valid: -1e12..1e12)");
   rejects([](auto& c) { c.overflows = {{500, 400}}; }, "[500, 400)");
   rejects([](auto& c) { c.overflows = {{100, 400}, {300, 500}}; }, "overflow #1 [300, 500)");
   rejects([](auto& c) { c.overflows = {{100, 1'000'000'000}}; }, "not before the stream end");

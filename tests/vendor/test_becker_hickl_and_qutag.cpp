@@ -26,6 +26,7 @@
 #include "tagflow/io/source_registry.hpp"
 #include "tagflow/io/vendor/becker_hickl_spc.hpp"
 #include "tagflow/io/vendor/qutag.hpp"
+#include "tagflow/io/vendor/vendor_formats.hpp"
 
 using namespace tagflow;
 using namespace tagflow::test;
@@ -710,4 +711,34 @@ TEST_CASE("Vendor source keys: the .spc's set_file and macrotime clock, quTAG's 
   foreign_window.set("reorder_window_ps", std::int64_t{0});
   CHECK_THROWS_WITH(makeSource({"file", foreign_window, {}}),
                     Contains("'reorder_window_ps' applies to qutag files only"));
+}
+
+TEST_CASE("A channel map whose inputs, sync and markers meet or wrap is refused by name",
+          "[vendor][ptu][qutag]") {
+  const std::string ptu = std::string(TAGFLOW_VENDOR_DATA) + "/picoquant/v20_t3.ptu";
+  const auto open = [](const std::string& path, VendorChannelMap map) {
+    VendorOpenOptions options;
+    options.channels = map;
+    return openVendorFile(path, "auto", options);
+  };
+  CHECK_NOTHROW(open(ptu, {}));
+  CHECK_THROWS_WITH(open(ptu, {.first_input = 1, .sync = 1, .first_marker = 200}),
+                    "ptu files: first_input_channel (1..64) and sync_channel (1) share channels, "
+                    "which would merge them (valid: apart)");
+  CHECK_THROWS_WITH(open(ptu, {.first_input = 1, .sync = 0, .first_marker = 60}),
+                    Contains("first_input_channel (1..64) and first_marker_channel (60..63)"));
+  CHECK_THROWS_WITH(open(ptu, {.first_input = 2147483647, .sync = 0, .first_marker = -10}),
+                    Contains("first_input_channel (2147483647..2147483710) leaves the 32-bit "
+                             "channel numbers"));
+
+  TempDir dir;
+  const std::string qutag = dir.file("tags.bin");
+  writeQutag(qutag, {{1000, 0}, {2000, 105}});
+  // quTAG files hold no sync: its channel may be anything.
+  CHECK(eventsOf(open(qutag, {.first_input = 1, .sync = 1, .first_marker = 200})) ==
+        std::vector<Event>{T(1, 1000), T(-200, 2000)});
+  // Marker 0's falling edge would be -0: the rising edge's channel.
+  CHECK_THROWS_WITH(open(qutag, {.first_input = 10, .sync = 0, .first_marker = 0}),
+                    Contains("first_marker_channel (0..4) and first_marker_channel (falling "
+                             "edges, negated) (-3..0) share channels"));
 }

@@ -205,7 +205,8 @@ void SyntheticConfig::validate() const {
           throw InvalidArgument(where + ": probability " + std::to_string(c.probability) +
                                 " is invalid (valid: > 0 and <= 1)");
         }
-        if (std::abs(c.delay_ps) > 1'000'000'000'000) {
+        // Not std::abs: it overflows at the lowest int64.
+        if (c.delay_ps < -1'000'000'000'000 || c.delay_ps > 1'000'000'000'000) {
           throw InvalidArgument(where + ": delay " + std::to_string(c.delay_ps) +
                                 " ps is invalid (valid: -1e12..1e12)");
         }

@@ -223,14 +223,19 @@ class PicoQuantDecoder final : public RecordDecoder {
   static std::array<std::uint64_t, 128> photonHeads(PicoQuantLayout layout,
                                                     VendorChannelMap channels) {
     std::array<std::uint64_t, 128> heads{};
+    // Codes a file cannot hold may map outside the channels (openVendorFile checks the map for
+    // the codes it can): their heads are computed without overflow and never used.
+    const auto input = [&](channel_t code) {
+      return static_cast<channel_t>(std::int64_t{channels.first_input} + code);
+    };
     for (channel_t code = 0; code < 128; ++code) {
-      channel_t channel = channels.first_input + code;
+      channel_t channel = input(code);
       if (layout == PicoQuantLayout::PicoHarpT2) {
         // Input 0 of a PicoHarp is its sync input; the detector inputs are numbered from 1.
-        channel = code == 0 ? channels.sync : channels.first_input + code - 1;
+        channel = code == 0 ? channels.sync : input(code - 1);
       } else if (layout == PicoQuantLayout::PicoHarpT3) {
         // PicoHarp numbers its inputs 1..4 in T3 records.
-        channel = channels.first_input + code - 1;
+        channel = input(code - 1);
       } else if (!isT3(layout) && code == 64) {
         channel = channels.sync;  // a special record on channel 0: a sync in T2
       }

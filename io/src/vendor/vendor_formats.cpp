@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <vector>
 
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/vendor/becker_hickl_spc.hpp"
@@ -61,6 +64,56 @@ std::string detectVendorFormat(const std::string& path) {
   return "";
 }
 
+namespace {
+
+// The channels a format's records can name: inputs from first_input, the sync (quTAG files
+// have none), markers from first_marker (quTAG also the negatives of its markers, for falling
+// edges). Two of them that
+// meet would merge in the stream, and a range past a channel's 32 bits would wrap.
+void checkChannelMap(const std::string& format, const VendorChannelMap& map) {
+  struct Range {
+    const char* what;
+    std::int64_t first;
+    std::int64_t last;
+  };
+  const bool qutag = format == "qutag";
+  const std::int64_t inputs = format == "spc" ? 16 : qutag ? 32 : 64;
+  const std::int64_t markers = qutag ? 5 : 4;  // quTAG's fifth: its millisecond tick
+  std::vector<Range> ranges{
+      {"first_input_channel", map.first_input, map.first_input + inputs - 1},
+      {"first_marker_channel", map.first_marker, map.first_marker + markers - 1}};
+  if (!qutag) {
+    ranges.push_back({"sync_channel", map.sync, map.sync});
+  } else {
+    ranges.push_back({"first_marker_channel (falling edges, negated)",
+                      -(std::int64_t{map.first_marker} + markers - 2),
+                      -std::int64_t{map.first_marker}});
+  }
+  const auto text = [](const Range& r) {
+    return r.first == r.last ? fmt::format("{} ({})", r.what, r.first)
+                             : fmt::format("{} ({}..{})", r.what, r.first, r.last);
+  };
+  for (const Range& range : ranges) {
+    if (range.first < std::numeric_limits<channel_t>::min() ||
+        range.last > std::numeric_limits<channel_t>::max()) {
+      throw InvalidArgument(fmt::format(
+          "{} files: {} leaves the 32-bit channel numbers (valid: {}..{})", format, text(range),
+          std::numeric_limits<channel_t>::min(), std::numeric_limits<channel_t>::max()));
+    }
+  }
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    for (std::size_t j = i + 1; j < ranges.size(); ++j) {
+      if (ranges[i].first <= ranges[j].last && ranges[j].first <= ranges[i].last) {
+        throw InvalidArgument(
+            fmt::format("{} files: {} and {} share channels, which would merge them (valid: apart)",
+                        format, text(ranges[i]), text(ranges[j])));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 VendorFile openVendorFile(const std::string& path, std::string_view format,
                           const VendorOpenOptions& options) {
   std::string chosen(format);
@@ -72,6 +125,9 @@ VendorFile openVendorFile(const std::string& path, std::string_view format,
           "signature)",
           path, fmt::join(vendorFormats(), ", ")));
     }
+  }
+  if (std::ranges::find(vendorFormats(), chosen) != vendorFormats().end()) {
+    checkChannelMap(chosen, options.channels);
   }
   if (chosen == "ptu") return openPtuFile(path, options.channels);
   if (chosen == "spc") {

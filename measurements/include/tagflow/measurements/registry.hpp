@@ -15,7 +15,9 @@ namespace tagflow {
 const std::vector<MeasurementKind>& measurementKinds();
 
 // A gate from checked parameters: [open_channel, close_channel] or [open_channel,
-// close_channel, initially_open (0 or 1)]; nullopt when the key is absent.
-std::optional<ChannelGate> gateFrom(const Parameters& parameters, std::string_view key);
+// close_channel, initially_open (0 or 1)]; nullopt when the key is absent. Another
+// initially_open is an InvalidArgument that begins with `owner`.
+std::optional<ChannelGate> gateFrom(const Parameters& parameters, std::string_view key,
+                                    std::string_view owner);
 
 }  // namespace tagflow
