@@ -2,6 +2,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
+#include <cstdint>
+
 #include "bindings.hpp"
 #include "conversions.hpp"
 #include "python_graph.hpp"
@@ -15,7 +18,8 @@ namespace tagflow::python {
 namespace {
 
 // A source by kind: keyword arguments are its keys; a list of dicts is a table
-// ([[source.channel]] -> channel=[{...}, ...]).
+// ([[source.channel]] -> channel=[{...}, ...]). A source comes before its graph: a virtual
+// channel object among its keys is of another graph.
 std::unique_ptr<Source> makeSourceFrom(const std::string& kind, const py::dict& kwargs) {
   SourceSpec spec;
   spec.kind = kind;
@@ -26,33 +30,143 @@ std::unique_ptr<Source> makeSourceFrom(const std::string& kind, const py::dict& 
                           py::isinstance<py::dict>(value.cast<py::list>()[0]);
     if (is_table) {
       for (const py::handle row : value.cast<py::list>()) {
-        spec.tables[name].push_back(parametersFrom(row.cast<py::dict>()));
+        spec.tables[name].push_back(parametersFrom(row.cast<py::dict>(), nullptr));
       }
     } else {
-      spec.parameters.set(name, parameterValue(name, value));
+      spec.parameters.set(name, parameterValue(name, value, nullptr));
     }
   }
   return makeSource(spec);
 }
 
-std::unique_ptr<Source> memorySource(
-    const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& times,
-    const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& channels,
-    std::size_t block_size, std::optional<timestamp_t> begin, std::optional<timestamp_t> end) {
-  if (times.ndim() != 1 || channels.ndim() != 1 || times.size() != channels.size()) {
-    throw InvalidArgument("times and channels must be 1-d arrays of the same length (got " +
-                          std::to_string(times.size()) + " and " + std::to_string(channels.size()) +
-                          " elements)");
+// One input array of memory_source(): its name and unit for the messages, and its range.
+struct Column {
+  const char* name;
+  const char* unit;  // what its values count (" of ps"), for "is not a whole number<unit>"
+  std::int64_t min;
+  std::int64_t max;
+  const char* range;  // [min, max] in words
+};
+
+constexpr Column kTimes{"times", " of ps", INT64_MIN, INT64_MAX, "64-bit signed integers"};
+constexpr Column kChannels{"channels", "", INT32_MIN, INT32_MAX, "32-bit signed integers"};
+constexpr const char* kWholeNumbers = "(valid: integers, or floats without a fractional part)";
+constexpr int kContiguous = py::array::c_style | py::array::forcecast;
+
+// "times[i] = <the element as Python prints it>", the start of each message on an element.
+std::string element(const Column& column, const py::array& values, py::ssize_t i) {
+  return std::string(column.name) + "[" + std::to_string(i) +
+         "] = " + py::str(values[py::int_(i)]).cast<std::string>();
+}
+
+[[noreturn]] void refuseOutOfRange(const Column& column, const py::array& values, py::ssize_t i) {
+  throw InvalidArgument(element(column, values, i) + " is out of range (valid: " + column.range +
+                        ")");
+}
+
+std::int64_t checkedInteger(const Column& column, const py::array& values, py::ssize_t i,
+                            std::int64_t value) {
+  if (value < column.min || value > column.max) refuseOutOfRange(column, values, i);
+  return value;
+}
+
+// Only a finite whole float in range converts exactly; anything else would become another
+// time or channel.
+std::int64_t checkedReal(const Column& column, const py::array& values, py::ssize_t i,
+                         long double value) {
+  if (!std::isfinite(value) || std::trunc(value) != value) {
+    throw InvalidArgument(element(column, values, i) + " is not a whole number" + column.unit +
+                          " " + kWholeNumbers);
   }
-  auto tags = std::make_shared<std::vector<Tag>>();
-  tags->reserve(static_cast<std::size_t>(times.size()));
-  const std::int64_t* t = times.data();
-  const std::int64_t* c = channels.data();
-  for (py::ssize_t i = 0; i < times.size(); ++i) {
-    if (c[i] < INT32_MIN || c[i] > INT32_MAX) {
-      throw InvalidArgument("channels[" + std::to_string(i) + "] = " + std::to_string(c[i]) +
-                            " is out of range (valid: 32-bit signed integers)");
+  // max + 1 is a power of two: exact even where max itself would round up to it.
+  if (value < static_cast<long double>(column.min) ||
+      value >= static_cast<long double>(column.max) + 1) {
+    refuseOutOfRange(column, values, i);
+  }
+  return static_cast<std::int64_t>(value);
+}
+
+// An element of an object array (a Python int beyond 64 bits, None, ...), taken on its own.
+std::int64_t checkedObject(const Column& column, const py::array& values, py::ssize_t i) {
+  const py::object item = values[py::int_(i)];
+  const bool is_bool = py::isinstance<py::bool_>(item);
+  if (!is_bool && PyIndex_Check(item.ptr()) != 0) {
+    std::int64_t value = 0;
+    try {
+      value = item.cast<std::int64_t>();
+    } catch (const py::cast_error&) {
+      refuseOutOfRange(column, values, i);
     }
+    return checkedInteger(column, values, i, value);
+  }
+  if (!is_bool && (py::isinstance<py::float_>(item) ||
+                   py::isinstance(item, py::module_::import("numpy").attr("floating")))) {
+    return checkedReal(column, values, i, item.cast<double>());
+  }
+  throw InvalidType(element(column, values, i) + " is not a number " + kWholeNumbers);
+}
+
+// The 1-d `values` as int64, each element checked against `column`: integers of any dtype as
+// they are, floats only where they are whole numbers.
+py::array_t<std::int64_t> wholeNumbers(const py::array& values, const Column& column) {
+  const py::ssize_t n = values.size();
+  py::array_t<std::int64_t> out(n);
+  std::int64_t* integers = out.mutable_data();
+  switch (values.dtype().kind()) {
+    case 'i': {
+      const py::array_t<std::int64_t, kContiguous> signed_values(values);
+      for (py::ssize_t i = 0; i < n; ++i) {
+        integers[i] = checkedInteger(column, values, i, signed_values.data()[i]);
+      }
+      break;
+    }
+    case 'u': {
+      const py::array_t<std::uint64_t, kContiguous> unsigned_values(values);
+      for (py::ssize_t i = 0; i < n; ++i) {
+        const std::uint64_t value = unsigned_values.data()[i];
+        if (value > static_cast<std::uint64_t>(column.max)) refuseOutOfRange(column, values, i);
+        integers[i] = checkedInteger(column, values, i, static_cast<std::int64_t>(value));
+      }
+      break;
+    }
+    case 'f': {
+      // Every float dtype converts to long double exactly.
+      const py::array_t<long double, kContiguous> reals(values);
+      for (py::ssize_t i = 0; i < n; ++i) {
+        integers[i] = checkedReal(column, values, i, reals.data()[i]);
+      }
+      break;
+    }
+    case 'O':
+      for (py::ssize_t i = 0; i < n; ++i) integers[i] = checkedObject(column, values, i);
+      break;
+    default:
+      throw InvalidType(std::string(column.name) + " must hold numbers, got dtype " +
+                        py::str(values.dtype()).cast<std::string>() + " " + kWholeNumbers);
+  }
+  return out;
+}
+
+// Tags from arrays (or lists) of times in ps and channels; floats are taken only where they
+// are whole numbers, so that no value is silently rounded.
+std::unique_ptr<Source> memorySource(const py::object& times, const py::object& channels,
+                                     std::size_t block_size, std::optional<timestamp_t> begin,
+                                     std::optional<timestamp_t> end) {
+  const py::array time_values(times);
+  const py::array channel_values(channels);
+  if (time_values.ndim() != 1 || channel_values.ndim() != 1 ||
+      time_values.size() != channel_values.size()) {
+    throw InvalidArgument("times and channels must be 1-d arrays of the same length (got " +
+                          std::to_string(time_values.size()) + " and " +
+                          std::to_string(channel_values.size()) + " elements)");
+  }
+  const py::array_t<std::int64_t> checked_times = wholeNumbers(time_values, kTimes);
+  const py::array_t<std::int64_t> checked_channels = wholeNumbers(channel_values, kChannels);
+  auto tags = std::make_shared<std::vector<Tag>>();
+  tags->reserve(static_cast<std::size_t>(checked_times.size()));
+  const std::int64_t* t = checked_times.data();
+  const std::int64_t* c = checked_channels.data();
+  for (py::ssize_t i = 0; i < checked_times.size(); ++i) {
     if (i > 0 && t[i] < t[i - 1]) {
       throw InvalidArgument("times[" + std::to_string(i) + "] = " + std::to_string(t[i]) +
                             " ps is earlier than times[" + std::to_string(i - 1) +

@@ -1,8 +1,8 @@
 // Every measurement and virtual channel, with the reference software's method names. A node
-// is built from keyword arguments checked against its kind's declaration (the C++ messages);
-// python/tagflow/__init__.py adds the graph argument and positional arguments. Every call that
-// takes a node's lock releases the GIL first: a Python measurement holds the lock while it
-// waits for the GIL.
+// is built for a graph from keyword arguments checked against its kind's declaration (the C++
+// messages), its virtual channel objects against the graph's; python/tagflow/__init__.py adds
+// positional arguments. Every call that takes a node's lock releases the GIL first: a Python
+// measurement holds the lock while it waits for the GIL.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -10,6 +10,7 @@
 
 #include "bindings.hpp"
 #include "conversions.hpp"
+#include "python_graph.hpp"
 #include "python_measurement.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/measurements/tag_stream.hpp"
@@ -27,9 +28,10 @@ auto released(F&& call) {
 
 template <class Node, class Base>
 std::unique_ptr<Node> build(const std::vector<NodeKind<Base>>& kinds, const std::string& kind,
-                            const std::string& name, const py::dict& kwargs) {
+                            const PythonGraph& graph, const std::string& name,
+                            const py::dict& kwargs) {
   std::unique_ptr<Base> node =
-      makeNode(kinds, kind, name, parametersFrom(kwargs),
+      makeNode(kinds, kind, name, parametersFrom(kwargs, &graph),
                std::is_same_v<Base, Measurement> ? "measurement" : "virtual channel");
   auto* typed = dynamic_cast<Node*>(node.get());
   if (typed == nullptr) throw std::logic_error("kind '" + kind + "' built another type");
@@ -38,33 +40,35 @@ std::unique_ptr<Node> build(const std::vector<NodeKind<Base>>& kinds, const std:
 }
 
 template <class Node>
-std::unique_ptr<Node> measurement(const std::string& kind, const std::string& name,
-                                  const py::dict& kwargs) {
-  return build<Node>(allMeasurementKinds(), kind, name, kwargs);
+std::unique_ptr<Node> measurement(const std::string& kind, const PythonGraph& graph,
+                                  const std::string& name, const py::dict& kwargs) {
+  return build<Node>(allMeasurementKinds(), kind, graph, name, kwargs);
 }
 
 template <class Node>
-std::unique_ptr<Node> channel(const std::string& kind, const std::string& name,
-                              const py::dict& kwargs) {
-  return build<Node>(virtualChannelKinds(), kind, name, kwargs);
+std::unique_ptr<Node> channel(const std::string& kind, const PythonGraph& graph,
+                              const std::string& name, const py::dict& kwargs) {
+  return build<Node>(virtualChannelKinds(), kind, graph, name, kwargs);
 }
 
 template <class Node>
 py::class_<Node, Measurement> measurementClass(py::module_& module, const char* kind) {
   return py::class_<Node, Measurement>(module, kind)
-      .def(py::init([kind](const std::string& name, const py::dict& kwargs) {
-             return measurement<Node>(kind, name, kwargs);
-           }),
-           py::arg("name"), py::arg("kwargs"));
+      .def(py::init(
+               [kind](const PythonGraph& graph, const std::string& name, const py::dict& kwargs) {
+                 return measurement<Node>(kind, graph, name, kwargs);
+               }),
+           py::arg("graph"), py::arg("name"), py::arg("kwargs"));
 }
 
 template <class Node>
 py::class_<Node, VirtualChannel> channelClass(py::module_& module, const char* kind) {
   return py::class_<Node, VirtualChannel>(module, kind)
-      .def(py::init([kind](const std::string& name, const py::dict& kwargs) {
-             return channel<Node>(kind, name, kwargs);
-           }),
-           py::arg("name"), py::arg("kwargs"));
+      .def(py::init(
+               [kind](const PythonGraph& graph, const std::string& name, const py::dict& kwargs) {
+                 return channel<Node>(kind, graph, name, kwargs);
+               }),
+           py::arg("graph"), py::arg("name"), py::arg("kwargs"));
 }
 
 bool waitUntilFinished(Measurement& m, double timeout_s) {
@@ -148,16 +152,17 @@ void bindMeasurements(py::module_& module) {
           "that merge in any order)");
 
   py::class_<ShardedMeasurement, Measurement>(module, "ShardedMeasurement")
-      .def(py::init([](const std::string& kind, const std::string& name, const py::dict& kwargs,
-                       int parallel) {
-             const Parameters parameters = parametersFrom(kwargs);
+      .def(py::init([](const std::string& kind, const PythonGraph& graph, const std::string& name,
+                       const py::dict& kwargs, int parallel) {
+             const Parameters parameters = parametersFrom(kwargs, &graph);
              return std::make_unique<ShardedMeasurement>(
                  [kind, name, parameters] {
                    return makeNode(allMeasurementKinds(), kind, name, parameters, "measurement");
                  },
                  parallel);
            }),
-           py::arg("kind"), py::arg("name"), py::arg("kwargs"), py::arg("parallel"))
+           py::arg("kind"), py::arg("graph"), py::arg("name"), py::arg("kwargs"),
+           py::arg("parallel"))
       .def_property_readonly("parallel", &ShardedMeasurement::shardCount)
       .def(
           "merged",

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 
+#include "python_graph.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/virtual_channel.hpp"
 
@@ -11,11 +12,18 @@ namespace tagflow::python {
 
 namespace {
 
-ParameterValue scalar(const std::string& key, const py::handle& value) {
+ParameterValue scalar(const std::string& key, const py::handle& value, const PythonGraph* graph) {
   // bool before int: Python's bool is an int.
   if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
   if (py::isinstance<VirtualChannel>(value)) {
-    return std::int64_t{value.cast<const VirtualChannel&>().getChannel()};
+    const auto& channel = value.cast<const VirtualChannel&>();
+    if (graph == nullptr || !graph->holdsChannel(channel)) {
+      throw py::value_error("argument '" + key + "': " + channel.kind() + " '" + channel.name() +
+                            "' (channel " + std::to_string(channel.getChannel()) +
+                            ") belongs to another graph (valid: the virtual channels made on "
+                            "this graph)");
+    }
+    return std::int64_t{channel.getChannel()};
   }
   if (py::isinstance<py::int_>(value) || py::hasattr(value, "__index__")) {
     try {
@@ -35,14 +43,15 @@ ParameterValue scalar(const std::string& key, const py::handle& value) {
 
 }  // namespace
 
-ParameterValue parameterValue(const std::string& key, const py::handle& value) {
+ParameterValue parameterValue(const std::string& key, const py::handle& value,
+                              const PythonGraph* graph) {
   // A numpy array (a sequence whose items are numpy scalars) as the list of Python values.
   if (py::isinstance<py::array>(value)) {
     const py::object values = value.attr("tolist")();
-    return parameterValue(key, values);
+    return parameterValue(key, values, graph);
   }
   if (py::isinstance<py::str>(value) || !py::isinstance<py::sequence>(value)) {
-    return scalar(key, value);
+    return scalar(key, value, graph);
   }
   std::vector<std::int64_t> integers;
   std::vector<double> reals;
@@ -51,7 +60,7 @@ ParameterValue parameterValue(const std::string& key, const py::handle& value) {
   for (std::size_t i = 0; i < sequence.size(); ++i) {
     // Owned: a sequence may make its items as they are asked for (a range, an array).
     const py::object item = sequence[i];
-    const ParameterValue element = scalar(key, item);
+    const ParameterValue element = scalar(key, item, graph);
     if (const auto* integer = std::get_if<std::int64_t>(&element)) {
       integers.push_back(*integer);
       reals.push_back(static_cast<double>(*integer));
@@ -66,12 +75,12 @@ ParameterValue parameterValue(const std::string& key, const py::handle& value) {
   return integers;
 }
 
-Parameters parametersFrom(const py::dict& kwargs) {
+Parameters parametersFrom(const py::dict& kwargs, const PythonGraph* graph) {
   Parameters parameters;
   for (const auto& [key, value] : kwargs) {
     const std::string name = py::str(key).cast<std::string>();
     if (value.is_none()) continue;  // left out: the declaration's default applies
-    parameters.set(name, parameterValue(name, value));
+    parameters.set(name, parameterValue(name, value, graph));
   }
   return parameters;
 }

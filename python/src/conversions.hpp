@@ -21,10 +21,15 @@ namespace tagflow::python {
 
 namespace py = pybind11;
 
+class PythonGraph;
+
 // A keyword argument's value: int, float, bool, str, a virtual channel (its channel), or a
-// list of those. TypeError naming the key for anything else.
-ParameterValue parameterValue(const std::string& key, const py::handle& value);
-Parameters parametersFrom(const py::dict& kwargs);
+// list of those. TypeError naming the key for anything else. A virtual channel object must
+// have been added to `graph` (nullptr: no graph yet, as for a source's keys), for its number
+// in another graph is another channel: ValueError naming it otherwise.
+ParameterValue parameterValue(const std::string& key, const py::handle& value,
+                              const PythonGraph* graph);
+Parameters parametersFrom(const py::dict& kwargs, const PythonGraph* graph);
 py::object pythonValue(const ParameterValue& value);
 
 // The vector moved into a numpy array of the given shape (default: 1-d).

@@ -1,5 +1,6 @@
 #include "python_graph.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "conversions.hpp"
@@ -74,6 +75,12 @@ void PythonGraph::addChannel(py::object channel) {
   if (running_) throw InvalidArgument("virtual channels cannot be added while the graph runs");
   graph_->add(objectOf<VirtualChannel>(channel, "add: expected a tagflow virtual channel"));
   channels_.push_back(std::move(channel));
+}
+
+bool PythonGraph::holdsChannel(const VirtualChannel& channel) const {
+  return std::ranges::any_of(channels_, [&](const py::object& held) {
+    return &held.cast<const VirtualChannel&>() == &channel;
+  });
 }
 
 void PythonGraph::removeMeasurement(py::object measurement) {

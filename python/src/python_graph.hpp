@@ -29,6 +29,8 @@ class PythonGraph {
 
   void addMeasurement(py::object measurement);
   void addChannel(py::object channel);
+  // Whether `channel` was added to this graph: its number means another channel elsewhere.
+  bool holdsChannel(const VirtualChannel& channel) const;
   void removeMeasurement(py::object measurement);
   // `name` when given, else the kind followed by a number that makes it unique.
   std::string uniqueName(const std::string& kind, const py::object& name);

@@ -80,13 +80,13 @@ def _node_class(base, keys, summary, help_text, add):
         kwargs = _arguments(base.__name__, keys, args, kwargs)
         if parallel != 1 and add != "_add_measurement":
             raise TypeError(f"{base.__name__}() got an unexpected keyword argument 'parallel'")
-        base.__init__(self, name, kwargs)
+        base.__init__(self, graph, name, kwargs)
         if parallel == 1:
             getattr(graph, add)(self)
             return
         # N copies on N cores over interleaved chunks of the stream (docs/parallel.md); this
         # object stays the kind's, its counts those of every shard.
-        self._sharded = _core.ShardedMeasurement(base.__name__, name, kwargs, parallel)
+        self._sharded = _core.ShardedMeasurement(base.__name__, graph, name, kwargs, parallel)
         self.__class__ = _sharded_view(type(self))
         getattr(graph, add)(self._sharded)
 
@@ -125,6 +125,12 @@ class CustomMeasurement(_core.PythonMeasurement):
             cls.clear = _core.Measurement.clear
 
     def __init__(self, graph, name=None):
+        # Refused here rather than when the class is made: a base class may leave process() to
+        # its subclasses. Unrefused, the first block would fail the run.
+        process = type(self).process
+        if process is _core.PythonMeasurement.process or not callable(process):
+            raise TypeError(f"{type(self).__name__} must define process(self, tags): a "
+                            "CustomMeasurement subclass is handed each run of tags there")
         _core.PythonMeasurement.__init__(self, graph._unique_name(type(self).__name__, name))
         graph._add_measurement(self)
 
@@ -172,7 +178,8 @@ def UdpSource(**kwargs):
 
 
 def MemorySource(times, channels, block_size=16384, begin_time=None, end_time=None):
-    """A stream from numpy arrays of times (ps, sorted) and channels."""
+    """A stream from numpy arrays (or lists) of times (ps, sorted) and channels: integers of
+    any dtype, or floats that are whole numbers (1.5 or NaN is refused, not rounded)."""
     return _core.memory_source(times, channels, block_size, begin_time, end_time)
 
 

@@ -1,7 +1,8 @@
 """The Python API itself: a measurement written in Python against a brute force, TagStream,
 the lifecycle methods, the profile as plain data, lifetimes (a node used after its graph is
 gone, a graph dropped while it runs, arrays kept after their measurement), Ctrl-C during a
-blocking call, and bad arguments with the C++ messages."""
+blocking call, bad arguments with the C++ messages, MemorySource's refusal of what is not a
+whole number, virtual channels of another graph, and a CustomMeasurement without process()."""
 
 import gc
 import os
@@ -221,3 +222,100 @@ def test_bad_arguments():
         tf.RawFileSource("/nonexistent/missing.raw")
     with pytest.raises(ValueError, match="unknown source kind 'synthetc'"):
         tf.make_source("synthetc")
+
+
+def memory_stream(times, channels):
+    graph = tf.Graph(tf.MemorySource(times, channels))
+    stream = tf.TagStream(graph, [1, 2, -3])
+    graph.run()
+    tags = stream.getData()
+    return tags["time"].tolist(), tags["channel"].tolist()
+
+
+def test_memory_source_takes_whole_numbers_only():
+    # Integers of any dtype, lists of ints, and floats that are whole numbers are taken exactly.
+    big = 2**62 + 2**10  # a float64 holds it exactly
+    for times, channels in ((np.array([1, 10, big], np.int64), np.array([1, 2, -3], np.int8)),
+                            (np.array([1, 10, 20], np.uint16), np.array([1, 2, 1], np.uint32)),
+                            ([1, 10, big], [1, 2, -3]),
+                            (np.array([1.0, 10.0, big]), np.array([1.0, 2.0, -3.0], np.float32)),
+                            (np.array([1, 10, 20], np.int64)[::-1][::-1], [1.0, 2, 1])):
+        expected_times = [1, 10, int(times[2])]
+        assert memory_stream(times, channels) == (expected_times, [int(c) for c in channels])
+    assert memory_stream([], []) == ([], [])
+
+    bad_values = (
+        ([0, 1.5, 3], [1, 1, 1], r"times\[1\] = 1\.5 is not a whole number of ps"),
+        (np.array([0.0, 2.0, np.nan]), [1, 1, 1], r"times\[2\] = nan is not a whole number of ps"),
+        (np.array([-np.inf, 0.0]), [1, 1], r"times\[0\] = -inf is not a whole number of ps"),
+        (np.array([0.0, 1e19]), [1, 1],
+         r"times\[1\] = 1e\+19 is out of range \(valid: 64-bit signed integers\)"),
+        (np.array([0, 2**63], np.uint64), [1, 1],
+         r"times\[1\] = 9223372036854775808 is out of range \(valid: 64-bit signed integers\)"),
+        ([0, 2**70], [1, 1],
+         r"times\[1\] = 1180591620717411303424 is out of range \(valid: 64-bit signed integers\)"),
+        ([0, 1, 2], [1, 2.5, 1], r"channels\[1\] = 2\.5 is not a whole number \(valid"),
+        ([0, 1], np.array([1.0, np.nan]), r"channels\[1\] = nan is not a whole number \(valid"),
+        ([0, 1], np.array([1.0, 2.0**31]),
+         r"channels\[1\] = 2147483648\.0 is out of range \(valid: 32-bit signed integers\)"),
+        ([0, 1], np.array([1, -2**31 - 1]),
+         r"channels\[1\] = -2147483649 is out of range \(valid: 32-bit signed integers\)"),
+    )
+    for times, channels, message in bad_values:
+        with pytest.raises(ValueError, match=message):
+            tf.MemorySource(times, channels)
+    for times, channels, message in (
+            ([0, None], [1, 1], r"times\[1\] = None is not a number"),
+            (np.array([True, False]), [1, 1], r"times must hold numbers, got dtype bool"),
+            ([0, 1], ["1", "2"], r"channels must hold numbers, got dtype <U1")):
+        with pytest.raises(TypeError, match=message):
+            tf.MemorySource(times, channels)
+    # The order of the tags is checked as before.
+    with pytest.raises(ValueError, match=r"times\[2\] = 5 ps is earlier than times\[1\] = 10 ps"):
+        tf.MemorySource(np.array([1.0, 10.0, 5.0]), [1, 1, 1])
+
+
+def test_virtual_channel_of_another_graph_is_refused():
+    first = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+    second = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+    foreign = tf.DelayedChannel(first, 1, 5)
+    own = tf.DelayedChannel(second, 2, 5)
+    assert foreign.getChannel() == own.getChannel()  # the same number, another channel
+    refused = r"argument '{}': DelayedChannel 'DelayedChannel' \(channel {}\) belongs to another graph"
+    number = foreign.getChannel()
+    for make, key in ((lambda: tf.Countrate(second, [foreign]), "channels"),
+                      (lambda: tf.Countrate(second, np.array([own, foreign])), "channels"),
+                      (lambda: tf.Correlation(second, 1, foreign), "channel_2"),
+                      (lambda: tf.Countrate(second, [foreign], parallel=2), "channels"),
+                      (lambda: tf.DelayedChannel(second, foreign, 5), "input_channel")):
+        with pytest.raises(ValueError, match=refused.format(key, number)):
+            make()
+    assert second.measurements == []
+    # Its own channel objects and channel numbers stay allowed.
+    by_object = tf.Countrate(second, [own])
+    by_number = tf.Countrate(second, [number])
+    plain = tf.Countrate(second, [2])
+    second.run()
+    assert by_object.getCountsTotal()[0] == by_number.getCountsTotal()[0]
+    assert by_object.getCountsTotal()[0] == plain.getCountsTotal()[0] > 0
+
+
+def test_custom_measurement_without_process_is_refused():
+    class Forgetful(tf.CustomMeasurement):
+        def results(self):
+            return {}
+
+    class Counting(Forgetful):  # a subclass that defines it below one that does not
+        def process(self, tags):
+            self.tags = getattr(self, "tags", 0) + len(tags)
+
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+    message = r"Forgetful must define process\(self, tags\)"
+    with pytest.raises(TypeError, match=message):
+        Forgetful(graph)
+    with pytest.raises(TypeError, match=r"CustomMeasurement must define process\(self, tags\)"):
+        tf.CustomMeasurement(graph)
+    assert graph.measurements == []
+    counting = Counting(graph)
+    profile = graph.run()
+    assert counting.tags == profile["tags"] > 0
