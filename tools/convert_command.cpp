@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "damaged_tail.hpp"
+#include "path_plan.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/hdf5/photon_hdf5.hpp"
 #include "tagflow/io/sources/raw_file.hpp"
@@ -93,6 +94,10 @@ std::uint64_t writePtu(Source& source, const std::string& path, const std::strin
 int convertCommand(const ConvertOptions& options) {
   const std::string from = formatOf(options.from, options.input, true);
   const std::string to = formatOf(options.to, options.output, false);
+  PathPlan paths;
+  paths.reads(options.input, "the input");
+  paths.writes(options.output, "the output");
+  paths.check();
   const std::unique_ptr<Source> input = openInput(from, options.input);
   std::string configuration =
       "converted from " + options.input + " (" + input->describe() + vendorProvenance(*input) + ")";

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "damaged_tail.hpp"
 #include "interrupts.hpp"
+#include "path_plan.hpp"
 #include "run_config.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/tag_block.hpp"
@@ -109,6 +110,11 @@ std::unique_ptr<Output> openOutput(const std::string& path, const Source& source
 
 int recordCommand(const std::string& config_path, const std::string& output) {
   const RunConfig config = loadRunConfig(config_path, false);
+  PathPlan paths;
+  paths.reads(config_path, "the configuration");
+  planSourceReads(config.source, paths);
+  paths.writes(output, "the recording");
+  paths.check();
   std::unique_ptr<Source> input = makeSource(config.source);
   if (config.duration_ps < 0 && config.source.kind == "synthetic" &&
       !config.source.parameters.contains("duration_ps")) {

@@ -16,6 +16,7 @@
 #include "error_context.hpp"
 #include "graph_builder.hpp"
 #include "interrupts.hpp"
+#include "path_plan.hpp"
 #include "run_config.hpp"
 #include "tagflow/channels/registry.hpp"
 #include "tagflow/core/error.hpp"
@@ -147,6 +148,14 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   const bool speaks = distributed.rank() == 0;
   RunConfig config = loadRunConfig(options.config_path);
   overrideRun(config, options.output, options.threads);
+  PathPlan paths = runPaths(config, options.config_path);
+  paths.writes(options.trace_path, "--trace");
+  paths.check();
+  if (speaks) {
+    // Before the graph: a FileWriter creates its file when it is made.
+    checkOutputWritable(config.output);
+    if (!options.trace_path.empty()) checkOutputWritable(options.trace_path);
+  }
 
   std::unique_ptr<Source> source =
       withContext("[source]", [&] { return makeSource(config.source); });
@@ -160,7 +169,7 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   MeasurementGraph graph(guarded, graph_options);
   const BuiltGraph nodes = buildGraph(config, graph);
   const auto& measurements = nodes.measurements;
-  if (speaks) checkOutputWritable(config.output);
+  for (const auto& measurement : measurements) checkResultsName(measurement->name());
   if (!options.quiet && speaks) {
     std::cout << "source: " << source->describe() << "\n";
     std::cout << "running " << measurements.size() << " measurement(s)";

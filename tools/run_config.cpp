@@ -157,10 +157,15 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin,
                             " is invalid (valid: 0 for none, or > 0 seconds)");
     }
     config.output = p.getString("output", config.output);
-    config.duration_ps = p.getInt("duration_ps", -1);
-    if (config.duration_ps == 0 || config.duration_ps < -1) {
-      throw InvalidArgument("[run] duration_ps " + std::to_string(config.duration_ps) +
-                            " is invalid (valid: > 0; leave it out to run until the source ends)");
+    if (p.contains("duration_ps")) {
+      // Stream times stay within 2^62 ps, as every source's do.
+      config.duration_ps = p.getInt("duration_ps");
+      if (config.duration_ps <= 0 || config.duration_ps > (timestamp_t{1} << 62)) {
+        throw InvalidArgument(
+            "[run] duration_ps " + std::to_string(config.duration_ps) +
+            " is invalid (valid: 1..2^62 = 4611686018427387904; leave it out to run until the "
+            "source ends)");
+      }
     }
     const std::int64_t threads = p.getInt("threads", 0);
     if (threads < 0 || threads > 1024) {

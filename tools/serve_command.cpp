@@ -5,6 +5,7 @@
 #include "error_context.hpp"
 #include "graph_builder.hpp"
 #include "interrupts.hpp"
+#include "path_plan.hpp"
 #include "run_config.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/hdf5/results_writer.hpp"
@@ -16,13 +17,15 @@ namespace tagflow::cli {
 int serveCommand(const ServeCommandOptions& options) {
   RunConfig config = loadRunConfig(options.config_path);
   overrideRun(config, options.output, options.threads);
+  runPaths(config, options.config_path).check();
+  checkOutputWritable(config.output);  // before a FileWriter creates its file
 
   std::unique_ptr<Source> source =
       withContext("[source]", [&] { return makeSource(config.source); });
   DamagedTailGuard guarded(*source);
   MeasurementGraph graph(guarded, graphOptionsOf(config));
   const BuiltGraph nodes = buildGraph(config, graph);
-  checkOutputWritable(config.output);
+  for (const auto& measurement : nodes.measurements) checkResultsName(measurement->name());
 
   ServeOptions serve_options;
   serve_options.address = options.address;

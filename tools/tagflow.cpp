@@ -21,11 +21,21 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", tagflowVersion());
   app.require_subcommand(1);
 
+  // An empty path given on purpose is refused, not taken for "no path given".
+  const CLI::Validator path_given(
+      [](const std::string& value) {
+        return value.empty() ? std::string("the path is empty (valid: a file's path)")
+                             : std::string();
+      },
+      "PATH", "a path");
+
   cli::RunOptions run_options;
   auto* run = app.add_subcommand("run", "run a measurement graph from a TOML configuration");
   run->add_option("config", run_options.config_path, "configuration file (TOML)")->required();
-  run->add_option("-o,--output", run_options.output, "HDF5 output file (overrides [run] output)");
-  run->add_option("--trace", run_options.trace_path, "write a Chrome trace-event JSON timeline");
+  run->add_option("-o,--output", run_options.output, "HDF5 output file (overrides [run] output)")
+      ->check(path_given);
+  run->add_option("--trace", run_options.trace_path, "write a Chrome trace-event JSON timeline")
+      ->check(path_given);
   run->add_option("-t,--threads", run_options.threads, "worker threads (0 = all cores)")
       ->check(CLI::Range(0, 1024));
   run->add_flag("-q,--quiet", run_options.quiet, "print nothing but errors");
@@ -35,8 +45,9 @@ int main(int argc, char** argv) {
   auto* serve = app.add_subcommand(
       "serve", "run a measurement graph and show it live in a web browser (docs/serve.md)");
   serve->add_option("config", serve_options.config_path, "configuration file (TOML)")->required();
-  serve->add_option("-o,--output", serve_options.output,
-                    "HDF5 output file (overrides [run] output)");
+  serve
+      ->add_option("-o,--output", serve_options.output, "HDF5 output file (overrides [run] output)")
+      ->check(path_given);
   serve->add_option("-t,--threads", serve_options.threads, "worker threads (0 = all cores)")
       ->check(CLI::Range(0, 1024));
   serve->add_option("--address", serve_options.address,
@@ -103,7 +114,8 @@ int main(int argc, char** argv) {
   auto* plot = app.add_subcommand("plot", "write one figure per measurement of a results file");
   plot->add_option("results", plot_options.results_path, "HDF5 results file")->required();
   plot->add_option("-o,--output", plot_options.output_folder,
-                   "folder for the figures (default: <results stem>_plots next to the file)");
+                   "folder for the figures (default: <results stem>_plots next to the file)")
+      ->check(path_given);
   plot->add_option("--format", plot_options.format, "image format (default: png)")
       ->check(CLI::IsMember({"png", "svg", "pdf"}));
   plot->footer("The plotter is tools/plot/tagflow_plot.py; TAGFLOW_PLOT_SCRIPT overrides it.");

@@ -2,7 +2,9 @@
 # End-to-end tests of the `tagflow` command line: a good run's HDF5 file checked against
 # independent facts of the stream, the raw-file round trip, the trace, and every bad input
 # the CLI must refuse with a clear message, a non-zero exit code and no output file left; a raw
-# file cut inside a record is measured up to the cut, the cut named, exit 3.
+# file cut inside a record is measured up to the cut, the cut named, exit 3; outputs that are
+# the configuration, the source's file, each other, a folder or a pipe are refused before the
+# run.
 # Usage: test_cli.sh PATH/TO/tagflow
 set -uo pipefail
 tagflow=$1
@@ -193,5 +195,80 @@ fi
 
 printf 'this is = not [toml\n' >broken.toml
 expect_failure "TOML syntax error" 2 "line 1" broken.toml
+
+# --- outputs that would destroy inputs or each other, or cannot be files: refused before the
+# run, nothing written ------------------------------------------------------------------------
+# refuses NAME MESSAGE COMMAND...: exit 2 (EXIT_CODE, if set, instead), the message, and no
+# results or recording left.
+refuses() {
+  local name=$1 message=$2 code=${EXIT_CODE:-2}
+  shift 2
+  rm -f out.h5 w.tags
+  "$@" >stdout.txt 2>stderr.txt
+  local status=$?
+  if [ "$status" -ne "$code" ]; then
+    fail "$name: exit code $status, expected $code ($(cat stderr.txt))"
+  elif ! grep -qF -- "$message" stderr.txt; then
+    fail "$name: message '$(cat stderr.txt)' lacks '$message'"
+  elif ls out.h5 w.tags >/dev/null 2>&1; then
+    fail "$name: an output file was left behind"
+  else
+    pass "$name"
+  fi
+}
+cp good.toml keep.toml
+refuses "results onto the configuration" "[run] output 'keep.toml' is the same file as the configuration" \
+  "$tagflow" run -q keep.toml --output keep.toml
+cmp -s good.toml keep.toml || fail "the configuration was changed by a refused run"
+"$tagflow" record good.toml kept.raw >/dev/null
+cp kept.raw kept_before.raw
+raw_config kept.raw kept.toml
+refuses "results onto the source's file" "is the same file as [source] path 'kept.raw'" \
+  "$tagflow" run -q kept.toml --output ./kept.raw
+refuses "a recording onto its source" "the recording 'kept.raw' is the same file as [source] path" \
+  "$tagflow" record kept.toml kept.raw
+refuses "a conversion onto its input" "the output 'kept.raw' is the same file as the input" \
+  "$tagflow" convert kept.raw kept.raw
+cmp -s kept.raw kept_before.raw && pass "the source file is untouched" || fail "the source file changed"
+config writer_on_output.toml 'kind = "FileWriter"
+name = "w"
+path = "out.h5"
+channels = [1]'
+refuses "a FileWriter onto the results" "[run] output 'out.h5' and FileWriter 'w' path 'out.h5' are the same file" \
+  "$tagflow" run -q writer_on_output.toml --output out.h5
+config two_writers.toml 'kind = "FileWriter"
+name = "w"
+path = "w.tags"
+channels = [1]
+[[measurement]]
+kind = "FileWriter"
+name = "w2"
+path = "./w.tags"
+channels = [2]'
+refuses "two FileWriters on one file" "FileWriter 'w' path 'w.tags' and FileWriter 'w2' path './w.tags'" \
+  "$tagflow" run -q two_writers.toml --output out.h5
+mkdir -p a_folder
+# No place for a file: the run fails (exit 1) before it starts.
+EXIT_CODE=1 refuses "results onto a folder" "cannot write the results to 'a_folder': it is a folder" \
+  "$tagflow" run -q good.toml --output a_folder
+mkfifo a_pipe
+EXIT_CODE=1 refuses "results onto a pipe" "cannot write the results to 'a_pipe': it is a pipe" \
+  "$tagflow" run -q good.toml --output a_pipe
+refuses "an empty output path" "the path is empty" "$tagflow" run -q good.toml --output ""
+config bad_name.toml 'kind = "FileWriter"
+name = "w"
+path = "w.tags"
+channels = [1]
+[[measurement]]
+kind = "Countrate"
+name = "a/b"
+channels = [1]'
+refuses "a name no group can have, before the run" "measurement name 'a/b' cannot name a group" \
+  "$tagflow" run -q bad_name.toml --output out.h5
+config run_forever.toml 'kind = "Countrate"
+channels = [1]' '[run]
+duration_ps = -1'
+refuses "[run] duration_ps -1" "duration_ps -1 is invalid (valid: 1..2^62" \
+  "$tagflow" run -q run_forever.toml --output out.h5
 
 finish

@@ -232,6 +232,17 @@ TEST_CASE("A failed HDF5 write leaves no file under the final name", "[hdf5]") {
         InvalidArgument);
     REQUIRE_THROWS_WITH(writeResultsHdf5(path, {namedResult("profile")}, profile, {}),
                         Contains("'profile'"));
+    // HDF5 would take "a" for "a\0b" and "." for the root group; "source" is the file's own.
+    for (const std::string& name :
+         {std::string("a\0b", 3), std::string("."), std::string(".."), std::string("source"),
+          std::string("tab\there"), std::string()}) {
+      INFO(name);
+      REQUIRE_THROWS_AS(checkResultsName(name), InvalidArgument);
+      REQUIRE_THROWS_AS(writeResultsHdf5(path, {namedResult(name)}, profile, {}), InvalidArgument);
+    }
+    REQUIRE_THROWS_WITH(checkResultsName(std::string("a\0b", 3)),
+                        Contains("measurement name 'a\\x00b' cannot name a group"));
+    CHECK_NOTHROW(checkResultsName("g2 log (µs)"));
     REQUIRE_THROWS_AS(writeResultsHdf5(path, {namedResult("x"), namedResult("x")}, profile, {}),
                       IoError);
     CHECK(dir.entries().empty());
@@ -260,6 +271,14 @@ TEST_CASE("checkOutputWritable fails early on an unwritable path and leaves noth
   CHECK_NOTHROW(checkOutputWritable(dir.file("out.h5")));
   CHECK(dir.entries().empty());
   REQUIRE_THROWS_AS(checkOutputWritable(dir.file("missing/out.h5")), IoError);
+  // Something other than a file in the way, or no path at all.
+  std::filesystem::create_directory(dir.file("folder.h5"));
+  REQUIRE_THROWS_WITH(checkOutputWritable(dir.file("folder.h5")),
+                      Contains("folder.h5': it is a folder"));
+  REQUIRE_THROWS_AS(checkOutputWritable(dir.file("folder.h5")), IoError);
+  REQUIRE_THROWS_WITH(checkOutputWritable("/dev/null"), Contains("it is a character device"));
+  REQUIRE_THROWS_AS(checkOutputWritable(""), InvalidArgument);
+  std::filesystem::remove(dir.file("folder.h5"));
   REQUIRE_THROWS_WITH(checkOutputWritable(dir.file("missing/out.h5")), Contains("missing/out.h5"));
   dir.writeBytes("plain", "x", 1);
   REQUIRE_THROWS_AS(checkOutputWritable(dir.file("plain/out.h5")), IoError);

@@ -1,8 +1,10 @@
 #include "tagflow/io/hdf5/results_writer.hpp"
 
+#include <fmt/format.h>
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -120,11 +122,7 @@ void writeStringDataset(hid_t group, const std::string& name,
 }
 
 void writeResultSet(hid_t file, const ResultSet& result) {
-  if (result.name.empty() || result.name == "profile" ||
-      result.name.find('/') != std::string::npos) {
-    throw InvalidArgument("measurement name '" + result.name +
-                          "' cannot name an HDF5 group (valid: non-empty, no '/', not 'profile')");
-  }
+  checkResultsName(result.name);
   Handle group = createGroup(file, result.name);
   writeStringAttribute(group, "kind", result.kind);
   for (const auto& [key, value] : result.parameters.entries())
@@ -199,7 +197,26 @@ std::string resultsTemporaryPath(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid());
 }
 
+void checkResultsName(const std::string& name) {
+  const bool control = std::any_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+  });
+  if (name.empty() || name == "profile" || name == "source" || name == "." || name == ".." ||
+      name.find('/') != std::string::npos || control) {
+    std::string shown;
+    for (const char c : name) {
+      shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7F
+                   ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c))
+                   : std::string(1, c);
+    }
+    throw InvalidArgument("measurement name '" + shown +
+                          "' cannot name a group of the results file (valid: not empty, not "
+                          "'profile', 'source', '.' or '..', no '/' or control characters)");
+  }
+}
+
 void checkOutputWritable(const std::string& path) {
+  hdf5::requireFilePlace(path, "results");
   const std::string probe = resultsTemporaryPath(path);
   std::FILE* file = std::fopen(probe.c_str(), "wb");
   if (file == nullptr) {

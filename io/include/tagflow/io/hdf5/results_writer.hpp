@@ -34,9 +34,13 @@ struct RunInfo {
 void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& results,
                       const Profile& profile, const RunInfo& info);
 
-// Fails early, before a long run, if `path` cannot be created (its folder is missing or not
-// writable). Leaves nothing behind.
+// Fails early, before a long run, if `path` cannot be created: an IoError where its folder is
+// missing or not writable or a folder, device or other non-file is there, an InvalidArgument
+// where it is empty. Leaves nothing behind.
 void checkOutputWritable(const std::string& path);
+// InvalidArgument unless `name` can name a measurement's group: not empty, not "profile" or
+// "source" (the file's own groups), not "." or "..", no '/' and no control character.
+void checkResultsName(const std::string& name);
 
 std::string tagflowVersion();
 

@@ -1,0 +1,80 @@
+#include "path_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <system_error>
+#include <utility>
+#include <variant>
+
+#include "tagflow/core/error.hpp"
+
+namespace tagflow::cli {
+
+namespace {
+
+std::filesystem::path resolved(const std::string& path) {
+  // Absolute first: of a relative path whose first part does not exist, weakly_canonical keeps
+  // it relative.
+  const std::filesystem::path absolute = std::filesystem::absolute(path).lexically_normal();
+  std::error_code error;
+  std::filesystem::path full = std::filesystem::weakly_canonical(absolute, error);
+  return error ? absolute : full;
+}
+
+}  // namespace
+
+void PathPlan::reads(const std::string& path, std::string role) {
+  if (!path.empty()) reads_.push_back({path, resolved(path), std::move(role)});
+}
+
+void PathPlan::writes(const std::string& path, std::string role) {
+  if (!path.empty()) writes_.push_back({path, resolved(path), std::move(role)});
+}
+
+void PathPlan::check() const {
+  for (std::size_t i = 0; i < writes_.size(); ++i) {
+    const Entry& output = writes_[i];
+    for (const Entry& input : reads_) {
+      if (output.resolved == input.resolved) {
+        throw InvalidArgument(
+            fmt::format("{} '{}' is the same file as {} '{}': writing it would destroy it (valid: "
+                        "another path)",
+                        output.role, output.path, input.role, input.path));
+      }
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (output.resolved == writes_[j].resolved) {
+        throw InvalidArgument(fmt::format(
+            "{} '{}' and {} '{}' are the same file: one would overwrite the other (valid: two "
+            "paths)",
+            writes_[j].role, writes_[j].path, output.role, output.path));
+      }
+    }
+  }
+}
+
+void planSourceReads(const SourceSpec& source, PathPlan& plan) {
+  for (const char* key : {"path", "set_file"}) {
+    if (!source.parameters.contains(key)) continue;
+    // A path of another type is refused, by name, when the source is made.
+    if (const auto* path = std::get_if<std::string>(&source.parameters.at(key))) {
+      plan.reads(*path, fmt::format("[source] {}", key));
+    }
+  }
+}
+
+PathPlan runPaths(const RunConfig& config, const std::string& config_path) {
+  PathPlan plan;
+  plan.reads(config_path, "the configuration");
+  planSourceReads(config.source, plan);
+  plan.writes(config.output, "[run] output");
+  for (const MeasurementSpec& spec : config.measurements) {
+    if (spec.kind != "FileWriter" || !spec.parameters.contains("path")) continue;
+    if (const auto* path = std::get_if<std::string>(&spec.parameters.at("path"))) {
+      plan.writes(*path, fmt::format("FileWriter '{}' path", spec.name));
+    }
+  }
+  return plan;
+}
+
+}  // namespace tagflow::cli
