@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "damaged_tail.hpp"
+#include "output_guard.hpp"
 #include "path_plan.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/hdf5/photon_hdf5.hpp"
@@ -116,10 +117,12 @@ int convertCommand(const ConvertOptions& options) {
                            PhotonHdf5Export{options.description, options.input, configuration});
     bytes = std::filesystem::file_size(options.output);
   } else if (to == "ptu") {
+    const OutputGuard guard(options.output);
     tags = writePtu(source, options.output, configuration);
     bytes = std::filesystem::file_size(options.output);
   } else if (to == "raw") {
     RawFileWriter writer(options.output);
+    const OutputGuard guard(options.output);
     BlockBuffer block;
     while (source.next(block)) {
       writer.write(block.tags);
@@ -135,6 +138,7 @@ int convertCommand(const ConvertOptions& options) {
     file_options.configuration = configuration;
     file_options.channels = channels;
     TagFileWriter writer(file_options);
+    const OutputGuard guard(options.output);
     BlockPacker packer(file_options.compression);
     EncodedBlock encoded;
     BlockBuffer block;

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "damaged_tail.hpp"
 #include "interrupts.hpp"
+#include "output_guard.hpp"
 #include "path_plan.hpp"
 #include "run_config.hpp"
 #include "tagflow/core/error.hpp"
@@ -125,6 +126,7 @@ int recordCommand(const std::string& config_path, const std::string& output) {
   // A file source's damaged tail ends the recording: what comes before it is recorded.
   DamagedTailGuard source(*input);
   std::unique_ptr<Output> writer = openOutput(output, *input);
+  const OutputGuard guard(output);
   std::atomic<bool> stop{false};
   Interrupts interrupts([&] { stop.store(true); });
   Interrupts::abandon(output);

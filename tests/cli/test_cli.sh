@@ -265,6 +265,28 @@ name = "a/b"
 channels = [1]'
 refuses "a name no group can have, before the run" "measurement name 'a/b' cannot name a group" \
   "$tagflow" run -q bad_name.toml --output out.h5
+# A corrupt input fails the command (exit 1) and leaves no part of its output.
+"$tagflow" record good.toml corrupt.tags >/dev/null
+"$python" -c '
+b = bytearray(open("corrupt.tags", "rb").read())
+b[len(b) // 2] ^= 0xFF
+open("corrupt.tags", "wb").write(b)'
+raw_config corrupt.tags corrupt_source.toml
+sed -i 's/kind = "raw"/kind = "tagfile"/' corrupt_source.toml
+for command in "convert corrupt.tags half.raw" "convert corrupt.tags half.tags --max-file-size 65536" \
+  "record corrupt_source.toml half.raw"; do
+  rm -f half.raw half.tags half.*.tags
+  # shellcheck disable=SC2086
+  "$tagflow" $command >stdout.txt 2>stderr.txt
+  status=$?
+  if [ "$status" -eq 1 ] && grep -qF "payload checksum mismatch" stderr.txt &&
+    ! ls half.raw half.tags half.*.tags >/dev/null 2>&1; then
+    pass "tagflow $command: a corrupt input leaves no output"
+  else
+    fail "tagflow $command: exit $status, '$(cat stderr.txt)', left: $(ls half* 2>/dev/null)"
+  fi
+done
+
 config run_forever.toml 'kind = "Countrate"
 channels = [1]' '[run]
 duration_ps = -1'
