@@ -98,6 +98,11 @@ std::vector<MeasurementSpec> nodeSpecs(const toml::table& root, const std::strin
   }
   for (std::size_t i = 0; i < tables->size(); ++i) {
     Parameters p = toParameters(*tables->get(i)->as_table(), section + ".", nullptr);
+    if (!p.contains("kind")) {
+      throw InvalidArgument("[[" + section + "]] #" + std::to_string(i + 1) + " (" +
+                            place(*tables->get(i)) +
+                            "): missing key 'kind' (tagflow run --help lists the kinds)");
+    }
     MeasurementSpec spec;
     spec.kind = p.getString("kind");
     spec.name = p.getString("name", spec.kind + std::to_string(i));
@@ -184,6 +189,14 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin,
   const toml::table* source = root["source"].as_table();
   if (source == nullptr) throw InvalidArgument("config '" + origin + "': missing section [source]");
   config.source.parameters = toParameters(*source, "source.", &config.source.tables);
+  if (!config.source.parameters.contains("kind")) {
+    std::string kinds;
+    for (const SourceKind& kind : sourceKinds()) {
+      kinds += (kinds.empty() ? "" : ", ") + kind.schema->kind();
+    }
+    throw InvalidArgument("config '" + origin + "': [source] has no key 'kind' (valid: " + kinds +
+                          ")");
+  }
   config.source.kind = config.source.parameters.getString("kind");
 
   config.channels = nodeSpecs(root, "channel");

@@ -161,6 +161,18 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RequiredError& error) {
+    // A first word that is no command reads better named than as a missing subcommand.
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
+      std::string commands;
+      for (const CLI::App* command : app.get_subcommands({})) {
+        commands += (commands.empty() ? "" : ", ") + command->get_name();
+      }
+      std::cerr << "tagflow: error: unknown command '" << argv[1] << "' (valid: " << commands
+                << ")\n";
+      return 2;
+    }
+    return app.exit(error) == 0 ? 0 : 2;
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;
   }

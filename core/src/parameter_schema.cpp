@@ -17,7 +17,12 @@ namespace tagflow {
 
 namespace {
 
+// Whole numbers in full (a bound of 2^52 shown as 4.5035996273705e+15 looks like a value above
+// it), others to 15 digits (0.1, not 0.10000000000000001).
 std::string number(double value) {
+  if (std::trunc(value) == value && std::abs(value) < 0x1p63) {
+    return fmt::format("{}", static_cast<std::int64_t>(value));
+  }
   return fmt::format("{:.15g}", value);
 }
 
@@ -144,8 +149,10 @@ void ParameterSpec::checkNumber(double value, std::string_view owner, std::strin
   const bool below = min_ && (min_exclusive_ ? !(value > *min_) : !(value >= *min_));
   const bool beyond = max_ && !(value <= *max_);
   if (below || beyond || std::isnan(value)) {
+    const std::string range = rangeText();
     throw InvalidArgument(fmt::format("{}: {} {}{} is invalid (valid: {})", owner, key, shown,
-                                      unit_.empty() ? "" : " " + unit_, rangeText()));
+                                      unit_.empty() ? "" : " " + unit_,
+                                      range.empty() ? "a number, not NaN" : range));
   }
 }
 

@@ -287,6 +287,15 @@ for command in "convert corrupt.tags half.raw" "convert corrupt.tags half.tags -
   fi
 done
 
+config no_kind.toml 'name = "nameless"
+channels = [1]'
+expect_failure "a measurement without a kind" 2 "[[measurement]] #1 (line" no_kind.toml
+sed '/^kind = "synthetic"/d' good.toml >no_source_kind.toml
+expect_failure "a source without a kind" 2 "[source] has no key 'kind' (valid: synthetic, raw," \
+  no_source_kind.toml
+refuses "an unknown command" "unknown command 'bogus' (valid: run, serve, record, convert," \
+  "$tagflow" bogus
+
 config run_forever.toml 'kind = "Countrate"
 channels = [1]' '[run]
 duration_ps = -1'

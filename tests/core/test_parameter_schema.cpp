@@ -3,6 +3,8 @@
 // and the valid range.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/parameter_schema.hpp"
 
@@ -116,6 +118,13 @@ TEST_CASE("validate names the key, the value and the valid range", "[parameters]
              Contains("key 'group_x' is not numbered"));
   CHECK(messageOf(with("group_0", std::vector<std::int64_t>{1})) ==
         "Widget 'w': group_0 holds 1 value(s) (valid: 2..4)");
+}
+
+TEST_CASE("NaN is refused by a number without bounds, with a range to read", "[parameters]") {
+  const ParameterSchema free("Free", "a number", {ParameterSpec::real("speed").byDefault(-1.0)});
+  CHECK_THROWS_WITH(free.validate(Parameters{{"speed", std::nan("")}}, "Free 'f'"),
+                    "Free 'f': speed nan is invalid (valid: a number, not NaN)");
+  CHECK(free.validate(Parameters{{"speed", 2.5}}, "Free 'f'").getDouble("speed") == 2.5);
 }
 
 TEST_CASE("help lists every key with its type, unit, range and default", "[parameters]") {

@@ -30,6 +30,10 @@ TEST_CASE("Correlation rejects bad binwidth, n_bins and channel_1", "[correlatio
   REQUIRE_THROWS_WITH(Correlation("c", CHANNEL_UNUSED, 2, 10, 10),
                       Contains("'c'") && Contains("channel_1"));
   REQUIRE_THROWS_AS(Correlation("c", CHANNEL_UNUSED), InvalidArgument);
+  // A bound of 2^52 is shown in full: rounded, a value just above it would look inside it.
+  REQUIRE_THROWS_WITH(Correlation("c", 1, 2, 4'503'599'627'370'500, 1),
+                      "Correlation 'c': binwidth 4503599627370500 ps is invalid (valid: "
+                      "1..4503599627370496)");
   // The limits themselves are fine.
   REQUIRE_NOTHROW(Correlation("c", 1, 2, 1, 1));
   REQUIRE_NOTHROW(Correlation("c", 1));
