@@ -46,9 +46,10 @@ struct ConvertOptions {
   std::string output;
   std::string from;  // raw, tags or h5; empty: from the input's extension
   std::string to;    // the same for the output
-  std::string compression = "none";
-  std::uint64_t max_file_size = std::uint64_t{1} << 30;
-  std::string description;  // Photon-HDF5 /description
+  // Each for one output format only: given for another, the conversion is refused.
+  std::optional<std::string> compression;      // tags: the general compressor (default none)
+  std::optional<std::uint64_t> max_file_size;  // tags: bytes a part may hold (default 2^30)
+  std::optional<std::string> description;      // h5: Photon-HDF5 /description
   bool quiet = false;
 };
 

@@ -95,6 +95,15 @@ std::uint64_t writePtu(Source& source, const std::string& path, const std::strin
 int convertCommand(const ConvertOptions& options) {
   const std::string from = formatOf(options.from, options.input, true);
   const std::string to = formatOf(options.to, options.output, false);
+  const auto refuseUnless = [&](bool given, const char* option, const char* format) {
+    if (given && to != format) {
+      throw InvalidArgument(fmt::format("{} applies to {} outputs only; '{}' is written as {}",
+                                        option, format, options.output, to));
+    }
+  };
+  refuseUnless(options.compression.has_value(), "--compression", "tags");
+  refuseUnless(options.max_file_size.has_value(), "--max-file-size", "tags");
+  refuseUnless(options.description.has_value(), "--description", "h5");
   PathPlan paths;
   paths.reads(options.input, "the input");
   paths.writes(options.output, "the output");
@@ -113,8 +122,9 @@ int convertCommand(const ConvertOptions& options) {
   std::uint64_t tags = 0;
   std::uint64_t bytes = 0;
   if (to == "h5") {
-    tags = writePhotonHdf5(source, options.output,
-                           PhotonHdf5Export{options.description, options.input, configuration});
+    tags = writePhotonHdf5(
+        source, options.output,
+        PhotonHdf5Export{options.description.value_or(""), options.input, configuration});
     bytes = std::filesystem::file_size(options.output);
   } else if (to == "ptu") {
     const OutputGuard guard(options.output);
@@ -133,8 +143,8 @@ int convertCommand(const ConvertOptions& options) {
   } else {
     TagFileOptions file_options;
     file_options.path = options.output;
-    file_options.max_file_size = options.max_file_size;
-    file_options.compression = tagfile::compressionFromName(options.compression);
+    file_options.max_file_size = options.max_file_size.value_or(std::uint64_t{1} << 30);
+    file_options.compression = tagfile::compressionFromName(options.compression.value_or("none"));
     file_options.configuration = configuration;
     file_options.channels = channels;
     TagFileWriter writer(file_options);

@@ -106,7 +106,15 @@ class Resolver {
 // Virtual channel specs in an order where every channel comes after those it names.
 std::vector<std::size_t> buildOrder(const std::vector<MeasurementSpec>& channels) {
   std::map<std::string, std::size_t> by_name;
-  for (std::size_t i = 0; i < channels.size(); ++i) by_name[channels[i].name] = i;
+  for (std::size_t i = 0; i < channels.size(); ++i) {
+    const std::string& name = channels[i].name;
+    // A reference is a number, a name, or "name:output": other names could not be referred to.
+    if (integerText(name) || name.find(':') != std::string::npos) {
+      throw InvalidArgument("[[channel]] name '" + name +
+                            "' cannot be referred to (valid: not a number, no ':')");
+    }
+    by_name[name] = i;
+  }
   enum class Mark { None, Visiting, Done };
   std::vector<Mark> marks(channels.size(), Mark::None);
   std::vector<std::size_t> order, path;

@@ -67,6 +67,16 @@ kind = \"Countrate\"
 name = \"bad\"
 channels = [1, \"nope\"]"
 
+for name in "a:1" "42"; do
+  expect_refusal "a channel name no reference can reach ($name)" \
+    "[[channel]] name '$name' cannot be referred to (valid: not a number, no ':')" "$counting
+[[channel]]
+kind = \"DelayedChannel\"
+name = \"$name\"
+input_channel = 1
+delay = 10"
+done
+
 expect_refusal "cycle of references" "is a cycle" "$counting
 [[channel]]
 kind = \"DelayedChannel\"

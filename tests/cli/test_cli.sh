@@ -287,6 +287,12 @@ for command in "convert corrupt.tags half.raw" "convert corrupt.tags half.tags -
   fi
 done
 
+refuses "a tag file option for a raw output" "--compression applies to tags outputs only" \
+  "$tagflow" convert kept.raw other.raw --compression zstd
+refuses "a Photon-HDF5 option for a PTU output" "--description applies to h5 outputs only" \
+  "$tagflow" convert kept.raw other.ptu --description "a test"
+ls other.raw other.ptu >/dev/null 2>&1 && fail "a refused conversion left its output"
+
 config no_kind.toml 'name = "nameless"
 channels = [1]'
 expect_failure "a measurement without a kind" 2 "[[measurement]] #1 (line" no_kind.toml
