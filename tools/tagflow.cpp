@@ -9,6 +9,7 @@
 // a source's stream over UDP and `tagflow linktest` measures that link.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
 
 #include "commands.hpp"
 #include "tagflow/core/error.hpp"
@@ -189,6 +190,11 @@ int main(int argc, char** argv) {
   } catch (const InvalidArgument& error) {
     std::cerr << "tagflow: error: " << error.what() << "\n";
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tagflow: error: out of memory: the configuration asks for more than this "
+                 "machine can give (block_size and max_blocks_in_flight, a Counter's n_values, a "
+                 "TagStream's max_tags or a histogram's n_bins set how much)\n";
+    return 1;
   } catch (const std::exception& error) {
     std::cerr << "tagflow: error: " << error.what() << "\n";
     return 1;

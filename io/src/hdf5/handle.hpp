@@ -1,7 +1,7 @@
 // The HDF5 helpers the results writer and the Photon-HDF5 import and export share: an owning
 // identifier, the error check, and the file and memory types of the numbers tagflow stores.
 // Internal to the io library (not installed). Every failure is an IoError naming what could
-// not be done.
+// not be done and HDF5's reason.
 #pragma once
 
 #include <hdf5.h>
@@ -15,12 +15,25 @@
 
 namespace tagflow::hdf5 {
 
+// The innermost message of HDF5's error stack: what actually went wrong ("required filter
+// 'blosc' is not registered", "truncated file", ...).
+inline herr_t keepInnermost(unsigned, const H5E_error2_t* error, void* text) {
+  if (error->desc != nullptr && error->desc[0] != '\0')
+    *static_cast<std::string*>(text) = error->desc;
+  return 0;
+}
+inline std::string hdf5Reason() {
+  std::string text;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keepInnermost, &text);
+  return text.empty() ? "HDF5 gave no reason" : text;
+}
+
 // Owns one HDF5 identifier and closes it with the matching function.
 class Handle {
  public:
   Handle() = default;
   Handle(hid_t id, herr_t (*close)(hid_t), const std::string& what) : id_(id), close_(close) {
-    if (id_ < 0) throw IoError("HDF5: cannot " + what);
+    if (id_ < 0) throw IoError("HDF5: cannot " + what + ": " + hdf5Reason());
   }
   ~Handle() {
     if (id_ >= 0) close_(id_);
@@ -39,7 +52,7 @@ class Handle {
   void close(const std::string& what) {
     const herr_t status = close_(id_);
     id_ = -1;
-    if (status < 0) throw IoError("HDF5: cannot " + what);
+    if (status < 0) throw IoError("HDF5: cannot " + what + ": " + hdf5Reason());
   }
 
  private:
@@ -48,7 +61,7 @@ class Handle {
 };
 
 inline void check(herr_t status, const std::string& what) {
-  if (status < 0) throw IoError("HDF5: cannot " + what);
+  if (status < 0) throw IoError("HDF5: cannot " + what + ": " + hdf5Reason());
 }
 
 inline Handle createGroup(hid_t parent, const std::string& name) {

@@ -36,6 +36,7 @@ namespace {
 
 using hdf5::check;
 using hdf5::Handle;
+using hdf5::hdf5Reason;
 using hdf5::replaceWhole;
 
 constexpr const char* kFormatVersion = "0.5";
@@ -170,19 +171,6 @@ struct Types<double> {
   static hid_t file() { return H5T_IEEE_F64LE; }
   static hid_t memory() { return H5T_NATIVE_DOUBLE; }
 };
-
-// The innermost message of HDF5's error stack: what actually went wrong ("required filter
-// 'blosc' is not registered", "can't open directory", ...).
-herr_t keepInnermost(unsigned, const H5E_error2_t* error, void* text) {
-  if (error->desc != nullptr && error->desc[0] != '\0')
-    *static_cast<std::string*>(text) = error->desc;
-  return 0;
-}
-std::string hdf5Reason() {
-  std::string text;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keepInnermost, &text);
-  return text.empty() ? "HDF5 gave no reason" : text;
-}
 
 // ---- Export --------------------------------------------------------------------------------
 
@@ -830,6 +818,9 @@ namespace {
 template <typename T>
 void readSlice(hid_t set, hsize_t start, hsize_t count, std::vector<T>& out, const char* array,
                const std::string& file_path) {
+  // Here too: the stream is read on a graph thread, and a thread-safe HDF5 keeps the setting
+  // per thread (else a damaged chunk prints HDF5's whole error stack).
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   out.resize(count);
   if (count == 0) return;
   Handle file_space(H5Dget_space(set), H5Sclose, "get the dataspace of " + std::string(array));

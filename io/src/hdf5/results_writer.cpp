@@ -229,9 +229,10 @@ void checkOutputWritable(const std::string& path) {
 void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& results,
                       const Profile& profile, const RunInfo& info) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions with our messages
+  checkOutputWritable(path);  // names `path` and the system's reason, not the temporary's
   replaceWhole(path, "results", [&](const std::string& temporary) {
     Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-                "create '" + temporary + "' (" + std::strerror(errno) + ")");
+                "create '" + temporary + "'");
     writeStringAttribute(file, "format", "tagflow-results/1");
     writeStringAttribute(file, "producer", "tagflow");
     writeStringAttribute(file, "tagflow_version", tagflowVersion());
