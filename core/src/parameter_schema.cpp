@@ -44,6 +44,10 @@ std::vector<std::int64_t> integersOf(const ParameterValue& value, std::string_vi
                                      std::string_view key, ParameterType expected) {
   if (const auto* list = std::get_if<std::vector<std::int64_t>>(&value)) return *list;
   if (const auto* single = std::get_if<std::int64_t>(&value)) return {*single};
+  // An empty list has no element type to tell: [] in a file reads as a list of numbers.
+  if (const auto* reals = std::get_if<std::vector<double>>(&value); reals && reals->empty()) {
+    return {};
+  }
   wrongType(owner, key, expected, value);
 }
 

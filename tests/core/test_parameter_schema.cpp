@@ -103,6 +103,9 @@ TEST_CASE("validate names the key, the value and the valid range", "[parameters]
   CHECK_THAT(messageOf(with("width", 2.5)), Contains("width") && Contains("an integer"));
   CHECK(messageOf(with("channels", std::vector<std::int64_t>{1, 2, 3, 4})) ==
         "Widget 'w': channels holds 4 value(s) (valid: 1..3)");
+  // [] in a file has no element type: read as numbers, it is an empty list of channels.
+  CHECK(messageOf(with("channels", std::vector<double>{})) ==
+        "Widget 'w': channels holds 0 value(s) (valid: 1..3)");
   CHECK_THAT(messageOf(with("reference", std::int64_t{1} << 40)),
              Contains("1099511627776") && Contains("32-bit"));
   CHECK_THAT(messageOf(with("widht", std::int64_t{1})),
