@@ -1,5 +1,7 @@
 #include "tagflow/measurements/histogram_log_bins.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -66,6 +68,7 @@ const ParameterSchema& HistogramLogBins::schema() {
        ParameterSpec::channel("start_channel").help("channel of the starts"),
        ParameterSpec::real("exp_start")
            .atLeast(-12)
+           .atMost(6)
            .help("lowest edge, exponent of seconds (-12: 1 ps)"),
        ParameterSpec::real("exp_stop")
            .atMost(6)
@@ -108,8 +111,10 @@ HistogramLogBins::HistogramLogBins(std::string name, channel_t click_channel,
   }
   edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
   if (edges_.size() < 2) {
-    throw InvalidArgument(who + ": every bin of [1e" + std::to_string(exp_start) + ", 1e" +
-                          std::to_string(exp_stop) + ") s rounds to 0 ps width");
+    throw InvalidArgument(fmt::format(
+        "{}: every edge of [1e{:.15g}, 1e{:.15g}) s rounds to the same picosecond (valid: "
+        "exp_stop far enough above exp_start for edges 1 ps apart)",
+        who, exp_start, exp_stop));
   }
   span_ = edges_.back();
   lookup_ = LogBinLookup(edges_);
