@@ -26,6 +26,9 @@ constexpr std::size_t kBlockTags = 16384;
 // "raw", "tags" or "h5" from a --from/--to value, or else from the file's extension; for an
 // input also a vendor format (vendorFormats()), named or recognised from the file's content.
 std::string formatOf(const std::string& given, const std::string& path, bool input) {
+  if (std::filesystem::is_directory(path)) {
+    throw IoError(fmt::format("'{}' is a folder, not a file", path));
+  }
   const std::string format =
       given.empty() ? std::filesystem::path(path).extension().string() : given;
   if (format == "raw" || format == ".raw" || format == ".bin") return "raw";
@@ -37,6 +40,13 @@ std::string formatOf(const std::string& given, const std::string& path, bool inp
     if (std::find(vendor.begin(), vendor.end(), given) != vendor.end()) return given;
     if (given.empty()) {
       if (std::string detected = detectVendorFormat(path); !detected.empty()) return detected;
+      // Named as a vendor's file but not one inside: say so rather than list that format.
+      const std::string named = format.empty() ? "" : format.substr(1);
+      if (std::find(vendor.begin(), vendor.end(), named) != vendor.end()) {
+        throw DataError(fmt::format(
+            "'{}' is named as a {} file, but its content is not one (no {} signature at byte 0)",
+            path, named, named));
+      }
     }
   }
   throw InvalidArgument(fmt::format(

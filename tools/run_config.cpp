@@ -2,6 +2,9 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -208,8 +211,12 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin,
 }
 
 RunConfig loadRunConfig(const std::string& path, bool need_measurements) {
+  // A folder opens as a stream that reads nothing: it would pass for an empty configuration.
+  if (std::filesystem::is_directory(path)) {
+    throw IoError("cannot read config file '" + path + "': it is a folder");
+  }
   std::ifstream in(path);
-  if (!in) throw IoError("cannot read config file '" + path + "'");
+  if (!in) throw IoError("cannot read config file '" + path + "': " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return parseRunConfig(text.str(), path, need_measurements);

@@ -293,6 +293,14 @@ refuses "a Photon-HDF5 option for a PTU output" "--description applies to h5 out
   "$tagflow" convert kept.raw other.ptu --description "a test"
 ls other.raw other.ptu >/dev/null 2>&1 && fail "a refused conversion left its output"
 
+EXIT_CODE=1 refuses "a folder for a configuration" "cannot read config file 'a_folder': it is a folder" \
+  "$tagflow" run -q a_folder
+EXIT_CODE=1 refuses "a folder to convert" "'a_folder' is a folder, not a file" \
+  "$tagflow" convert a_folder other.raw
+head -c 1000 kept.raw >noise.ptu
+EXIT_CODE=1 refuses "a .ptu that holds no PTU" "'noise.ptu' is named as a ptu file, but its content is not one" \
+  "$tagflow" convert noise.ptu other.raw
+
 config no_kind.toml 'name = "nameless"
 channels = [1]'
 expect_failure "a measurement without a kind" 2 "[[measurement]] #1 (line" no_kind.toml
