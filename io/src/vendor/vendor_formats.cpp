@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -50,8 +51,12 @@ const std::vector<std::string>& vendorFormats() {
 }
 
 std::string detectVendorFormat(const std::string& path) {
+  // A folder opens as a stream that reads nothing, which would pass for an unknown format.
+  if (std::filesystem::is_directory(path)) {
+    throw IoError(fmt::format("'{}' is a folder, not a file", path));
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(fmt::format("cannot open '{}'", path));
+  if (!in) throw IoError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   std::vector<char> head(512, 0);
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
