@@ -266,16 +266,19 @@ const ParameterSchema& vendorSchema(const std::string& format) {
   return schemas.at(format);
 }
 
-// A key of one format's own, given for a file of another.
+// A key of "file" that the recognised format's own kind does not take: one of another
+// format's options.
 void refuseForeignKeys(const Parameters& p, const std::string& format) {
-  const std::pair<const char*, const char*> owned[] = {
-      {"set_file", "spc"}, {"macrotime_clock_ns", "spc"}, {"reorder_window_ps", "qutag"}};
-  for (const auto& [key, owner] : owned) {
-    if (p.contains(key) && format != owner) {
-      throw InvalidArgument(
-          fmt::format("source 'file': key '{}' applies to {} files only, and {} is a {} file", key,
-                      owner, p.getString("path"), format));
+  const ParameterSchema& own = vendorSchema(format);
+  for (const auto& [key, value] : p.entries()) {
+    if (key == "format" || own.find(key) != nullptr) continue;
+    std::string owners;
+    for (const std::string& other : vendorFormats()) {
+      if (vendorSchema(other).find(key) != nullptr) owners += (owners.empty() ? "" : ", ") + other;
     }
+    throw InvalidArgument(
+        fmt::format("source 'file': key '{}' applies to {} files only, and {} is a {} file", key,
+                    owners, p.getString("path"), format));
   }
 }
 

@@ -201,20 +201,11 @@ expect_failure "TOML syntax error" 2 "line 1" broken.toml
 # refuses NAME MESSAGE COMMAND...: exit 2 (EXIT_CODE, if set, instead), the message, and no
 # results or recording left.
 refuses() {
-  local name=$1 message=$2 code=${EXIT_CODE:-2}
+  local name=$1 message=$2
   shift 2
   rm -f out.h5 w.tags
-  "$@" >stdout.txt 2>stderr.txt
-  local status=$?
-  if [ "$status" -ne "$code" ]; then
-    fail "$name: exit code $status, expected $code ($(cat stderr.txt))"
-  elif ! grep -qF -- "$message" stderr.txt; then
-    fail "$name: message '$(cat stderr.txt)' lacks '$message'"
-  elif ls out.h5 w.tags >/dev/null 2>&1; then
-    fail "$name: an output file was left behind"
-  else
-    pass "$name"
-  fi
+  expect_command_failure "$name" "${EXIT_CODE:-2}" "$message" "$@"
+  if ls out.h5 w.tags >/dev/null 2>&1; then fail "$name: an output file was left behind"; fi
 }
 cp good.toml keep.toml
 refuses "results onto the configuration" "[run] output 'keep.toml' is the same file as the configuration" \

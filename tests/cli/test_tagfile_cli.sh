@@ -13,21 +13,6 @@ tagflow=$1
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 
-# expect_failure NAME EXIT_CODE MESSAGE_SUBSTRING COMMAND...
-expect_failure() {
-  local name=$1 code=$2 message=$3
-  shift 3
-  "$@" >stdout.txt 2>stderr.txt
-  local status=$?
-  if [ "$status" -ne "$code" ]; then
-    fail "$name: exit code $status, expected $code ($(cat stderr.txt))"
-  elif ! grep -qF -- "$message" stderr.txt; then
-    fail "$name: message '$(cat stderr.txt)' lacks '$message'"
-  else
-    pass "$name"
-  fi
-}
-
 measurements='[[measurement]]
 kind = "Counter"
 name = "counter"
@@ -191,19 +176,19 @@ done
 
 # --- bad inputs -------------------------------------------------------------------------------
 sed 's#path = "rec.tags"#path = "no/such/folder/x.tags"#' live.toml >unwritable.toml
-expect_failure "FileWriter to a missing folder" 1 "cannot create tag file 'no/such/folder/x.tags'" \
+expect_command_failure "FileWriter to a missing folder" 1 "cannot create tag file 'no/such/folder/x.tags'" \
   "$tagflow" run -q unwritable.toml
 sed 's#path = "rec.tags"#path = "/dev/full"#' live.toml >full.toml
-expect_failure "FileWriter to a full device" 1 "No space left on device" "$tagflow" run -q full.toml
+expect_command_failure "FileWriter to a full device" 1 "No space left on device" "$tagflow" run -q full.toml
 cat >foreign.toml <<TOML
 [source]
 kind = "tagfile"
 path = "direct.raw"
 $measurements
 TOML
-expect_failure "a raw file as a tag file" 1 "is not a tag file" "$tagflow" run -q foreign.toml
-expect_failure "convert: unknown extension" 2 "cannot tell the format" "$tagflow" convert rec.tags out.xyz
-expect_failure "convert: a raw file as Photon-HDF5" 1 "not an HDF5 file" "$tagflow" convert --from h5 direct.raw x.tags
+expect_command_failure "a raw file as a tag file" 1 "is not a tag file" "$tagflow" run -q foreign.toml
+expect_command_failure "convert: unknown extension" 2 "cannot tell the format" "$tagflow" convert rec.tags out.xyz
+expect_command_failure "convert: a raw file as Photon-HDF5" 1 "not an HDF5 file" "$tagflow" convert --from h5 direct.raw x.tags
 # A damaged tail: everything before it is converted, exit 3 (test_killed_recording.sh makes
 # them by killing recordings).
 # Inside the last record of part 0: before its part end and the time index that part end
@@ -211,8 +196,8 @@ expect_failure "convert: a raw file as Photon-HDF5" 1 "not an HDF5 file" "$tagfl
 index_size=$(od -An -t u8 -j $(($(stat -c %s rec.tags) - 16)) -N 8 rec.tags | tr -d ' ')
 cut=$(($(stat -c %s rec.tags) - index_size - 56 - 100))
 head -c "$cut" rec.tags >cut.tags
-expect_failure "convert: a truncated tag file" 3 "truncated at byte offset $cut" "$tagflow" convert cut.tags cut.raw
-expect_failure "convert: a truncated tag file to Photon-HDF5" 3 "truncated at byte offset $cut" \
+expect_command_failure "convert: a truncated tag file" 3 "truncated at byte offset $cut" "$tagflow" convert cut.tags cut.raw
+expect_command_failure "convert: a truncated tag file to Photon-HDF5" 3 "truncated at byte offset $cut" \
   "$tagflow" convert cut.tags cut.h5
 if "$python" - <<'PY'; then
 import h5py, os
@@ -226,7 +211,7 @@ PY
 else
   fail "a truncated tag file did not convert to its complete records"
 fi
-expect_failure "convert: Photon-HDF5 into a missing folder" 1 \
+expect_command_failure "convert: Photon-HDF5 into a missing folder" 1 \
   "cannot create Photon-HDF5 file 'no/such/folder/x.h5'" "$tagflow" convert rec.tags no/such/folder/x.h5
 # h5py has the lzf filter built in; tagflow's HDF5 has it only from a plugin (hdf5-plugin-lzf).
 "$python" -c '
@@ -237,7 +222,7 @@ with h5py.File("lzf.h5", "w") as f:
 if compgen -G "/usr/lib/*/hdf5/serial/plugins/*lzf*" >/dev/null || [ -n "${HDF5_PLUGIN_PATH:-}" ]; then
   echo "skipped: a missing filter (an lzf plugin may be installed)"
 else
-  expect_failure "convert: a filter that is not available is named" 1 "HDF5 filter 32000 (lzf)" \
+  expect_command_failure "convert: a filter that is not available is named" 1 "HDF5 filter 32000 (lzf)" \
     "$tagflow" convert lzf.h5 lzf.tags
   if [ -e lzf.tags ]; then fail "a failed import left lzf.tags"; else
     pass "a failed import leaves no output"; fi

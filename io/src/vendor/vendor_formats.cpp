@@ -73,8 +73,8 @@ namespace {
 
 // The channels a format's records can name: inputs from first_input, the sync (quTAG files
 // have none), markers from first_marker (quTAG also the negatives of its markers, for falling
-// edges). Two of them that
-// meet would merge in the stream, and a range past a channel's 32 bits would wrap.
+// edges). Two of them that meet would merge in the stream, and a range past a channel's 32
+// bits would wrap.
 void checkChannelMap(const std::string& format, const VendorChannelMap& map) {
   struct Range {
     const char* what;
