@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "commands.hpp"
+#include "tagflow/core/error.hpp"
 #include "tagflow/io/tagfile/reader.hpp"
 #include "tagflow/io/tagfile/writer.hpp"
 #include "tagflow/io/vendor/vendor_formats.hpp"
@@ -157,6 +158,13 @@ int infoCommand(const InfoOptions& options) {
       printTagFileTable(json);
     }
     return 0;
+  }
+  if (options.format == "auto" && detectVendorFormat(options.path).empty()) {
+    throw InvalidArgument(fmt::format(
+        "the format of '{}' is not recognised (valid: a tagflow tag file, which begins with "
+        "the bytes \\x89TAGF, or {}; name a vendor format with --format where the file lacks a "
+        "signature)",
+        options.path, fmt::join(vendorFormats(), ", ")));
   }
   const VendorFile file = openVendorFile(options.path, options.format);
   if (options.json) {

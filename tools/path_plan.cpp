@@ -21,6 +21,13 @@ std::filesystem::path resolved(const std::string& path) {
   return error ? absolute : full;
 }
 
+// The same path, or two names of one existing file (a hard link).
+bool sameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
+  if (a == b) return true;
+  std::error_code error;
+  return std::filesystem::equivalent(a, b, error) && !error;
+}
+
 }  // namespace
 
 void PathPlan::reads(const std::string& path, std::string role) {
@@ -35,7 +42,7 @@ void PathPlan::check() const {
   for (std::size_t i = 0; i < writes_.size(); ++i) {
     const Entry& output = writes_[i];
     for (const Entry& input : reads_) {
-      if (output.resolved == input.resolved) {
+      if (sameFile(output.resolved, input.resolved)) {
         throw InvalidArgument(
             fmt::format("{} '{}' is the same file as {} '{}': writing it would destroy it (valid: "
                         "another path)",
@@ -43,7 +50,7 @@ void PathPlan::check() const {
       }
     }
     for (std::size_t j = 0; j < i; ++j) {
-      if (output.resolved == writes_[j].resolved) {
+      if (sameFile(output.resolved, writes_[j].resolved)) {
         throw InvalidArgument(fmt::format(
             "{} '{}' and {} '{}' are the same file: one would overwrite the other (valid: two "
             "paths)",

@@ -2,7 +2,8 @@
 // opened for writing. An output that is one of the inputs (the configuration, the source's
 // file) or that another output also writes would destroy data the user still needs; check()
 // refuses both with an InvalidArgument naming the two roles and the path. Paths are compared
-// as the file system resolves them (links, "..", the working folder), whether they exist or not.
+// as the file system resolves them (links, "..", the working folder), whether they exist or not,
+// and two names of one existing file (hard links) count as the same file.
 #pragma once
 
 #include <filesystem>

@@ -2,12 +2,14 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "commands.hpp"
@@ -233,6 +235,35 @@ int runCommand(const RunOptions& options) {
   }
 }
 
+namespace {
+
+// Breaks every line longer than `width` at its last space that fits; the rest continues on
+// lines indented four spaces deeper than the line it came from.
+std::string wrapLines(std::string_view text, std::size_t width = 100) {
+  std::string out;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    const std::string indent(std::min(line.find_first_not_of(' '), line.size()) + 4, ' ');
+    bool first = true;
+    while (true) {
+      const std::size_t room = first ? width : width - indent.size();
+      const std::size_t cut = line.size() <= room ? std::string_view::npos : line.rfind(' ', room);
+      if (cut == std::string_view::npos || cut <= indent.size()) {
+        out.append(first ? "" : indent).append(line).append("\n");
+        break;
+      }
+      out.append(first ? "" : indent).append(line.substr(0, cut)).append("\n");
+      line = line.substr(cut + 1);
+      first = false;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string kindsHelp() {
   std::string out = "Source kinds ([source] kind = ...):\n";
   for (const auto& kind : sourceKinds()) {
@@ -260,7 +291,7 @@ std::string kindsHelp() {
       "      threads (0 = all cores), max_blocks_in_flight (default 8),\n"
       "      checkpoint_s (write the results every this many seconds of wall time; default 0:\n"
       "      at the end only)\n";
-  return out;
+  return wrapLines(out);
 }
 
 }  // namespace tagflow::cli

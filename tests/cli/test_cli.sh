@@ -220,6 +220,11 @@ refuses "a recording onto its source" "the recording 'kept.raw' is the same file
   "$tagflow" record kept.toml kept.raw
 refuses "a conversion onto its input" "the output 'kept.raw' is the same file as the input" \
   "$tagflow" convert kept.raw kept.raw
+ln -f kept.raw kept_link.raw
+refuses "a conversion onto a hard link of its input" \
+  "the output 'kept_link.raw' is the same file as the input 'kept.raw'" \
+  "$tagflow" convert kept.raw kept_link.raw
+rm -f kept_link.raw
 cmp -s kept.raw kept_before.raw && pass "the source file is untouched" || fail "the source file changed"
 config writer_on_output.toml 'kind = "FileWriter"
 name = "w"
@@ -238,6 +243,13 @@ path = "./w.tags"
 channels = [2]'
 refuses "two FileWriters on one file" "FileWriter 'w' path 'w.tags' and FileWriter 'w2' path './w.tags'" \
   "$tagflow" run -q two_writers.toml --output out.h5
+config parallel_writer.toml 'kind = "FileWriter"
+name = "w"
+path = "w.tags"
+channels = [1]
+parallel = 2'
+refuses "a FileWriter in shards, before its file is made" "FileWriter cannot be split by time" \
+  "$tagflow" run -q parallel_writer.toml --output out.h5
 mkdir -p a_folder
 # No place for a file: the run fails (exit 1) before it starts.
 EXIT_CODE=1 refuses "results onto a folder" "cannot write the results to 'a_folder': it is a folder" \
@@ -300,6 +312,13 @@ expect_failure "a source without a kind" 2 "[source] has no key 'kind' (valid: s
   no_source_kind.toml
 refuses "an unknown command" "unknown command 'bogus' (valid: run, serve, record, convert," \
   "$tagflow" bogus
+"$tagflow" run --help >help.txt
+long_lines=$(awk 'length($0) > 100' help.txt | wc -l)
+if grep -q "HistogramLogBins" help.txt && [ "$long_lines" -eq 0 ]; then
+  pass "run --help lists the kinds in lines of at most 100 columns"
+else
+  fail "run --help: $(awk 'length($0) > 100' help.txt | head -3)"
+fi
 
 config run_forever.toml 'kind = "Countrate"
 channels = [1]' '[run]

@@ -120,6 +120,10 @@ else
   fail "unknown format: $(cat err.txt)"
 fi
 
+: >empty.tags
+expect_command_failure "an empty .tags file" 2 "valid: a tagflow tag file, which begins with" \
+  "$tagflow" info empty.tags
+
 cp "$ptu" cut.ptu
 truncate -s -2 cut.ptu
 "$tagflow" convert cut.ptu cut.raw >out.txt 2>err.txt
