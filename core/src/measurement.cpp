@@ -180,6 +180,11 @@ void Measurement::endCaptureLocked() {
 
 void Measurement::processBlock(const TagBlock& block) {
   std::lock_guard lock(mutex_);
+  block_ = &block;
+  const struct BlockDone {
+    const TagBlock*& block;
+    ~BlockDone() { block = nullptr; }
+  } block_done{block_};
   next_sequence_ = block.sequence + 1;
   std::size_t due = 0;
   while (due < pending_.size() && pending_[due].at_sequence <= block.sequence) {
@@ -227,6 +232,15 @@ void Measurement::processBlock(const TagBlock& block) {
     remaining_ = -1;
     finished_.notify_all();
   }
+}
+
+std::optional<std::span<const timestamp_t>> Measurement::sharedTimes(std::span<const Tag> tags,
+                                                                     channel_t channel) const {
+  if (block_ == nullptr || block_->shared == nullptr || tags.data() != block_->tags.data() ||
+      tags.size() != block_->tags.size()) {
+    return std::nullopt;
+  }
+  return block_->shared->times(channel, tags);
 }
 
 void Measurement::trackOverflow(const TagBlock& block, std::size_t from, std::size_t to) {

@@ -173,20 +173,23 @@ struct MeasurementGraph::Run {
   std::atomic<std::uint64_t> produced{0};
   std::atomic<timestamp_t> stream_duration_ps{0};  // of the blocks produced so far
   std::vector<int> virtual_parent;
+  std::vector<std::vector<channel_t>> shared_channels;  // per stream
   tbb::flow::graph* graph = nullptr;
   Clock::time_point start;
   std::size_t max_trace_spans = 0;
   std::atomic<bool> ended{false};
 
-  void dispatch(int stream, const BlockRef& block) {
+  // Publishes `block` (its first reference) to the readers of `stream`.
+  void dispatch(int stream, PooledBlock* published) {
     Consumer* targets[64];
     std::vector<Consumer*> more;
     std::size_t count = 0;
     {
       std::lock_guard lock(mutex);
+      published->shared.prepare(shared_channels[static_cast<std::size_t>(stream)]);
       for (Consumer* consumer : streams[static_cast<std::size_t>(stream)]) {
-        if (block->sequence < consumer->start_sequence ||
-            block->sequence >= consumer->stop_sequence) {
+        if (published->sequence < consumer->start_sequence ||
+            published->sequence >= consumer->stop_sequence) {
           continue;
         }
         if (count < std::size(targets)) {
@@ -196,6 +199,7 @@ struct MeasurementGraph::Run {
         }
       }
     }
+    const BlockRef block(published);
     for (std::size_t i = 0; i < count; ++i) targets[i]->sequencer->try_put(block);
     for (Consumer* consumer : more) consumer->sequencer->try_put(block);
   }
@@ -205,6 +209,21 @@ struct MeasurementGraph::Run {
     consumer.start_sequence = produced.load(std::memory_order_acquire);
     consumer.next_unprocessed.store(consumer.start_sequence, std::memory_order_release);
     streams[static_cast<std::size_t>(consumer.reads)].push_back(&consumer);
+    shareChannels();
+  }
+
+  // Which channels each stream's blocks gather once for their readers (under `mutex`).
+  void shareChannels() {
+    shared_channels.assign(streams.size(), {});
+    for (std::size_t stream = 0; stream < streams.size(); ++stream) {
+      std::vector<std::vector<channel_t>> wanted;
+      for (const Consumer* consumer : streams[stream]) {
+        if (consumer->measurement != nullptr && !consumer->removed) {
+          wanted.push_back(consumer->measurement->gatheredChannels());
+        }
+      }
+      shared_channels[stream] = channelsToShare(wanted);
+    }
   }
 
   NodeTimer& newTimer(std::string name, std::string kind) {
@@ -241,9 +260,8 @@ struct MeasurementGraph::Run {
             out->sequence = block->sequence;
             out->published = block->published;
             out->upstream = block;
-            const BlockRef published(out);
             timer.end(began, view.sequence, view.tags.size());
-            dispatch(consumer.publishes, published);
+            dispatch(consumer.publishes, out);
             return tbb::flow::continue_msg();
           });
     }
@@ -361,6 +379,7 @@ void MeasurementGraph::remove(Measurement& measurement) {
         // data therefore does not hold the removal up.
         consumer->stop_sequence = run->produced.load(std::memory_order_acquire);
       }
+      run->shareChannels();
     }
     lock.unlock();
     // Every block before stop_sequence reaches each node; wait until it has seen them.
@@ -568,6 +587,7 @@ void MeasurementGraph::connectConsumers(Run& run, std::size_t pool_blocks) {
   for (Consumer& consumer : run.consumers) {
     run.streams[static_cast<std::size_t>(consumer.reads)].push_back(&consumer);
   }
+  run.shareChannels();
 }
 
 Profile MeasurementGraph::liveProfile() const {
@@ -705,7 +725,7 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps, StreamSpan window) 
     tbb::flow::input_node<PooledBlock*> input(graph, std::ref(produce));
     tbb::flow::function_node<PooledBlock*, tbb::flow::continue_msg> publish(
         graph, tbb::flow::unlimited, [&run](PooledBlock* block) {
-          run->dispatch(kSourceStream, BlockRef(block));
+          run->dispatch(kSourceStream, block);
           return tbb::flow::continue_msg();
         });
     tbb::flow::make_edge(input, limiter);

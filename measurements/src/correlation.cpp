@@ -78,12 +78,47 @@ void Correlation::processTimeTags(std::span<const Tag> tags) {
   // runs while the loads that the split's prefetch started arrive: split and pair take turns
   // every kChunkTags tags instead of once per block.
   constexpr std::size_t kChunkTags = 1024;
+  const auto shared_1 = sharedTimes(tags, channel_1_);
+  const auto shared_2 = sharedTimes(tags, channel_2_);
+  if (shared_1 && shared_2) return pairShared(tags, *shared_1, *shared_2, kChunkTags);
   while (!tags.empty()) {
     const std::span<const Tag> chunk = tags.first(std::min(tags.size(), kChunkTags));
     tags = tags.subspan(chunk.size());
     splitChunk(chunk);
     // Every tag before the chunk's last time has been read, as advanceTime() would be told.
     if (!tags.empty()) pairUpTo(chunk.back().time + lowest_);
+  }
+}
+
+void Correlation::pairShared(std::span<const Tag> tags, std::span<const timestamp_t> times_1,
+                             std::span<const timestamp_t> times_2, std::size_t chunk_tags) {
+  // The same turns as the split's, each taking the times up to its last tag's time: every tag
+  // before that time has then been read, and the pairs are the same as the split's.
+  for (std::size_t end = chunk_tags; !times_1.empty() || !times_2.empty(); end += chunk_tags) {
+    const bool last = end >= tags.size();
+    const timestamp_t through = tags[std::min(end, tags.size()) - 1].time;
+    const auto upTo = [through, last](std::span<const timestamp_t>& times) {
+      const auto taken = static_cast<std::size_t>(
+          last ? times.size()
+               : std::upper_bound(times.begin(), times.end(), through) - times.begin());
+      const std::span<const timestamp_t> part = times.first(taken);
+      times = times.subspan(taken);
+      return part;
+    };
+    const std::span<const timestamp_t> part_1 = upTo(times_1);
+    const std::span<const timestamp_t> part_2 = upTo(times_2);
+    if (auto_correlation_) {
+      appendTimes(part_1, events_);
+      events_1_ += part_1.size();
+      events_2_ = events_1_;
+    } else {
+      appendTimes(part_1, pending_1_);
+      appendTimes(part_2, window_2_);
+      events_1_ += part_1.size();
+      events_2_ += part_2.size();
+    }
+    if (last) return;
+    pairUpTo(through + lowest_);
   }
 }
 

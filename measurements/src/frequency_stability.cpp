@@ -76,7 +76,7 @@ FrequencyStability::FrequencyStability(std::string name, channel_t channel,
 
 void FrequencyStability::processTimeTags(std::span<const Tag> tags) {
   if (!active_ || inOverflow()) return;
-  times_.gather(tags);
+  times_.gather(tags, [&](channel_t channel) { return sharedTimes(tags, channel); });
   const std::span<const timestamp_t> times = times_.times(0);
   // Room for a sample per group the block can complete.
   const std::size_t most = times.size() / static_cast<std::size_t>(average_) + 1;

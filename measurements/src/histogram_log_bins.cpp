@@ -136,6 +136,13 @@ std::optional<std::vector<channel_t>> HistogramLogBins::inputChannels() const {
   return channels;
 }
 
+std::vector<channel_t> HistogramLogBins::gatheredChannels() const {
+  // Gated, the tags are taken one by one.
+  if (click_gate_.gate || start_gate_.gate) return {};
+  if (click_channel_ == start_channel_) return {start_channel_};
+  return {start_channel_, click_channel_};
+}
+
 void HistogramLogBins::restartExposure(timestamp_t from) {
   starts_.clear();
   click_gate_.reset();
@@ -182,12 +189,16 @@ void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {
   // No gates: the order between starts and clicks is fixed by their times alone, so split the
   // block into the two channels first and pair afterwards.
   const std::size_t first_new_start = starts_.size();
-  if (click_channel_ == start_channel_) {
+  clicks_.clear();
+  const auto shared_starts = sharedTimes(tags, start_channel_);
+  const auto shared_clicks = sharedTimes(tags, click_channel_);
+  if (shared_starts && shared_clicks) {
+    appendTimes(*shared_starts, starts_);
+    appendTimes(*shared_clicks, clicks_);
+  } else if (click_channel_ == start_channel_) {
     splitChannels(tags, start_channel_, starts_, start_channel_, nullptr);
-    clicks_.clear();
     for (std::size_t i = first_new_start; i < starts_.size(); ++i) clicks_.push(starts_[i]);
   } else {
-    clicks_.clear();
     splitChannels(tags, start_channel_, starts_, click_channel_, &clicks_);
   }
   const auto new_starts = starts_.times().subspan(first_new_start);

@@ -56,7 +56,7 @@ PhaseNoise::PhaseNoise(std::string name, std::vector<channel_t> channels,
 
 void PhaseNoise::processTimeTags(std::span<const Tag> tags) {
   if (!active_ || inOverflow()) return;
-  times_.gather(tags);
+  times_.gather(tags, [&](channel_t channel) { return sharedTimes(tags, channel); });
   for (std::size_t slot = 0; slot < clocks_.size(); ++slot) {
     process(*clocks_[slot], times_.times(slot));
   }

@@ -47,8 +47,14 @@ struct PooledBlock {
   // The block this one was computed from (a virtual channel's output holds its input): it
   // stays alive, and keeps its limiter token, until this block is released.
   BlockRef upstream;
+  // Prepared by the graph when it publishes the block.
+  SharedTimes shared;
 
-  TagBlock view() const { return buffer.view(sequence); }
+  TagBlock view() const {
+    TagBlock block = buffer.view(sequence);
+    block.shared = &shared;
+    return block;
+  }
 };
 
 class BlockPool {

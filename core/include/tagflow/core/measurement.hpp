@@ -104,6 +104,10 @@ class Measurement {
   // means every channel of the stream: the measurement then reads a stream holding the output
   // of every virtual channel in the graph.
   virtual std::optional<std::vector<channel_t>> inputChannels() const { return std::nullopt; }
+  // The channels whose times this measurement gathers from every block of TimeTags. Where two
+  // or more readers of a stream gather a channel, the graph gathers it once per block for all
+  // of them (SharedTimes, read through sharedTimes()). None by default.
+  virtual std::vector<channel_t> gatheredChannels() const { return {}; }
 
   // Consistent snapshot of the results, with parameters and run facts.
   virtual ResultSet getResults() const;
@@ -179,6 +183,11 @@ class Measurement {
   }
 
   bool inOverflow() const { return in_overflow_; }
+  // The times of `channel` in `tags` from the block's shared gathering: when `tags` is the
+  // whole block being processed and the graph gathers the channel for several of its readers.
+  // std::nullopt otherwise, and the measurement splits the tags itself.
+  std::optional<std::span<const timestamp_t>> sharedTimes(std::span<const Tag> tags,
+                                                          channel_t channel) const;
   timestamp_t captureDurationLocked() const { return capture_duration_; }
   std::unique_lock<std::mutex> lockData() const { return std::unique_lock(mutex_); }
 
@@ -230,7 +239,8 @@ class Measurement {
   bool fresh_ = true;       // nothing captured since construction or clear()
   bool stream_ended_ = false;
   bool in_overflow_ = false;
-  timestamp_t remaining_ = -1;  // of a startFor() run; < 0 means unbounded
+  const TagBlock* block_ = nullptr;  // the block processBlock() is processing
+  timestamp_t remaining_ = -1;       // of a startFor() run; < 0 means unbounded
   timestamp_t capture_duration_ = 0;
   std::uint64_t overflow_count_ = 0;
   std::uint64_t next_sequence_ = 0;

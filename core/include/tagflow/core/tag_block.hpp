@@ -3,12 +3,14 @@
 // block's begin_time, and an empty block still advances time. `sequence` counts blocks from 0
 // without gaps. `special` lists, in order, the indices of every tag that is not a TimeTag
 // (overflow marks, missed events, errors), so hot loops can run over pure time-tag stretches.
+// `shared` holds the times of the channels that several of the block's readers gather.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "tagflow/core/shared_times.hpp"
 #include "tagflow/core/tag.hpp"
 
 namespace tagflow {
@@ -19,6 +21,8 @@ struct TagBlock {
   timestamp_t begin_time = 0;
   timestamp_t end_time = 0;
   std::uint64_t sequence = 0;
+  // The times of the channels that several readers gather, gathered once (null: none).
+  const SharedTimes* shared = nullptr;
 };
 
 // The writable side of a block, filled by a Source. Tags either live in `storage` (reused

@@ -41,6 +41,10 @@ class Correlation : public Measurement {
   std::optional<std::vector<channel_t>> inputChannels() const override {
     return std::vector<channel_t>{channel_1_, channel_2_};
   }
+  std::vector<channel_t> gatheredChannels() const override {
+    if (auto_correlation_) return {channel_1_};
+    return {channel_1_, channel_2_};
+  }
   // A pair belongs to the range of its channel_1 event; its partner may lie up to the window's
   // upper edge before the range or its lower edge after it.
   std::optional<SplitSupport> splitSupport() const override {
@@ -75,6 +79,10 @@ class Correlation : public Measurement {
   };
   // Adds the chunk's events of the two channels to the windows.
   void splitChunk(std::span<const Tag> tags);
+  // processTimeTags() from the block's shared times of the two channels: the same chunks,
+  // each taking its channels' times up to its last tag's time.
+  void pairShared(std::span<const Tag> tags, std::span<const timestamp_t> times_1,
+                  std::span<const timestamp_t> times_2, std::size_t chunk_tags);
   // Counts the pairs of every held-back channel_1 event earlier than `limit`.
   void pairUpTo(timestamp_t limit);
   // `count(taus)` counts a batch of pairs: through twin_counts_, or batch_ for a large

@@ -85,6 +85,7 @@ class FrequencyStability : public Measurement {
   std::optional<std::vector<channel_t>> inputChannels() const override {
     return std::vector<channel_t>{channel_};
   }
+  std::vector<channel_t> gatheredChannels() const override { return {channel_}; }
   // Consecutive ranges without margins: each range is a series of its own.
   std::optional<SplitSupport> splitSupport() const override { return SplitSupport{}; }
 

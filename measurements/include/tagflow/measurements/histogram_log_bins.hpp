@@ -54,6 +54,7 @@ class HistogramLogBins : public Measurement {
   timestamp_t getAccumulationTimeClick() const;
 
   std::optional<std::vector<channel_t>> inputChannels() const override;
+  std::vector<channel_t> gatheredChannels() const override;
   // A shard reads one span (the last edge) before its range: every start a click of the range
   // pairs with. A gate's state at a range's start depends on the whole past: a later range of a
   // gated histogram follows every combination of the gates' states at its capture start (one

@@ -70,6 +70,7 @@ class PhaseNoise : public Measurement {
 
   const std::vector<channel_t>& channels() const { return times_.channels(); }
   std::optional<std::vector<channel_t>> inputChannels() const override { return channels(); }
+  std::vector<channel_t> gatheredChannels() const override { return channels(); }
   // Consecutive ranges without margins: each range starts series of its own.
   std::optional<SplitSupport> splitSupport() const override { return SplitSupport{}; }
 

@@ -216,23 +216,12 @@ std::size_t pairWindows(std::span<const timestamp_t> events, std::span<const tim
   return begin_3;
 }
 
-// Room splitChannelsInto() needs past the tags' count in each output: it stores whole vectors.
-inline constexpr std::size_t kSplitSpare = 4;
-
-struct SplitCounts {
-  std::size_t a = 0;
-  std::size_t b = 0;
-};
-
-// Writes the times of the tags on `channel_a` to out_a and of those on `channel_b` to out_b
-// (`out_b` may be null), in order, and returns how many of each; every output needs room for
-// tags.size() + kSplitSpare times. Tags on other channels are skipped.
-SplitCounts splitChannelsInto(std::span<const Tag> tags, channel_t channel_a, timestamp_t* out_a,
-                              channel_t channel_b, timestamp_t* out_b);
-
 // Appends the times of the tags on `channel_a` to `a` and of those on `channel_b` to `b`
 // (`b` may be null). Tags on other channels are skipped.
 void splitChannels(std::span<const Tag> tags, channel_t channel_a, TimeWindow& a,
                    channel_t channel_b, TimeWindow* b);
+
+// Appends `times` (sorted, none before the window's last) to `window`.
+void appendTimes(std::span<const timestamp_t> times, TimeWindow& window);
 
 }  // namespace tagflow
