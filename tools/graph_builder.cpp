@@ -165,12 +165,7 @@ BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
         parameters.set("configuration", config.text);
       }
       if (spec.parallel == 1) return makeMeasurement(spec.kind, spec.name, parameters);
-      // Refused before a shard is made: a FileWriter creates its file when made.
-      if (spec.kind == "FileWriter") {
-        throw InvalidArgument(
-            "FileWriter cannot be split by time (it runs as one; valid: "
-            "parallel = 1)");
-      }
+      requireSplitsByTime(findKind(allMeasurementKinds(), spec.kind, "measurement"));
       const auto make = [kind = spec.kind, name = spec.name, parameters] {
         return makeMeasurement(kind, name, parameters);
       };

@@ -22,4 +22,11 @@ void throwUnknownKind(std::string_view what, std::string_view kind,
       fmt::format("unknown {} kind '{}' (valid: {})", what, kind, fmt::join(valid, ", ")));
 }
 
+void requireSplitsByTime(const NodeKind<Measurement>& kind) {
+  if (!kind.splits_by_time) {
+    throw InvalidArgument(kind.kind() +
+                          " cannot be split by time (it runs as one; valid: parallel = 1)");
+  }
+}
+
 }  // namespace tagflow

@@ -46,10 +46,13 @@ std::vector<MeasurementKind> buildKinds() {
                      return std::make_unique<PhaseNoise>(name, channelListArgument(p, "channels"),
                                                          p.getInt("samples_per_octave"));
                    }});
-  kinds.push_back({&TagStream::schema(), [](const std::string& name, const Parameters& p) {
-                     return std::make_unique<TagStream>(name, channelListArgument(p, "channels"),
-                                                        p.getInt("max_tags"));
-                   }});
+  kinds.push_back({.schema = &TagStream::schema(),
+                   .make =
+                       [](const std::string& name, const Parameters& p) {
+                         return std::make_unique<TagStream>(
+                             name, channelListArgument(p, "channels"), p.getInt("max_tags"));
+                       },
+                   .splits_by_time = false});
   return kinds;
 }
 

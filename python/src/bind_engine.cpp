@@ -252,6 +252,12 @@ void bindEngine(py::module_& module) {
       py::arg("path"), py::arg("graph"), py::arg("config") = "",
       "write every measurement of the graph and its last profile, in tagflow run's layout");
 
+  module.def(
+      "require_splits_by_time",
+      [](const std::string& kind) {
+        requireSplitsByTime(findKind(allMeasurementKinds(), kind, "measurement"));
+      },
+      py::arg("kind"), "raise ValueError if the kind cannot run as shards (parallel > 1)");
   module.def("measurement_kinds", [] {
     py::dict kinds;
     for (const MeasurementKind& kind : allMeasurementKinds()) {

@@ -154,6 +154,7 @@ void bindMeasurements(py::module_& module) {
   py::class_<ShardedMeasurement, Measurement>(module, "ShardedMeasurement")
       .def(py::init([](const std::string& kind, const PythonGraph& graph, const std::string& name,
                        const py::dict& kwargs, int parallel) {
+             requireSplitsByTime(findKind(allMeasurementKinds(), kind, "measurement"));
              const Parameters parameters = parametersFrom(kwargs, &graph);
              return std::make_unique<ShardedMeasurement>(
                  [kind, name, parameters] {

@@ -80,6 +80,9 @@ def _node_class(base, keys, summary, help_text, add):
         kwargs = _arguments(base.__name__, keys, args, kwargs)
         if parallel != 1 and add != "_add_measurement":
             raise TypeError(f"{base.__name__}() got an unexpected keyword argument 'parallel'")
+        if parallel != 1:
+            # Before the kind is built: a FileWriter would already have made its file.
+            _core.require_splits_by_time(base.__name__)
         base.__init__(self, graph, name, kwargs)
         if parallel == 1:
             getattr(graph, add)(self)

@@ -1,6 +1,9 @@
 // The measurement registry builds measurements from configuration parameters and names bad
 // kinds and keys.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "tagflow/core/error.hpp"
 #include "tagflow/kinds.hpp"
@@ -70,4 +73,60 @@ TEST_CASE("Stored parameters carry the defaults and the declared units", "[regis
   const ResultSet results = counter->getResults();
   REQUIRE(results.parameter_units.size() == 1);
   CHECK(results.parameter_units[0] == std::pair<std::string, std::string>{"binwidth", "ps"});
+}
+
+// Each required key of a kind given a plain value of its type: channels all different, real
+// numbers rising (a range's start before its stop).
+Parameters plainArguments(const ParameterSchema& schema, const std::string& text) {
+  Parameters given;
+  std::int64_t next_channel = 1;
+  double next_real = -9;
+  for (const ParameterSpec& spec : schema.keys()) {
+    if (!spec.isRequired()) continue;
+    switch (spec.type()) {
+      case ParameterType::Channel:
+        given.set(spec.name(), next_channel++);
+        break;
+      case ParameterType::ChannelList:
+        given.set(spec.name(), std::vector<std::int64_t>{next_channel++});
+        break;
+      case ParameterType::Integer:
+        given.set(spec.name(), std::int64_t{1});
+        break;
+      case ParameterType::Real:
+        given.set(spec.name(), next_real++);
+        break;
+      case ParameterType::IntegerList:
+        given.set(spec.name(), std::vector<std::int64_t>{1});
+        break;
+      case ParameterType::Text:
+        given.set(spec.name(), text);
+        break;
+      default:
+        FAIL("no plain value for key '" << spec.name() << "'");
+    }
+  }
+  return given;
+}
+
+TEST_CASE("Each kind declares whether it splits by time as its instances do", "[registry]") {
+  const auto folder =
+      std::filesystem::temp_directory_path() / ("tagflow-kinds-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  for (const auto& kind : allMeasurementKinds()) {
+    INFO(kind.kind());
+    const auto built = makeMeasurement(
+        kind.kind(), "m", plainArguments(*kind.schema, (folder / "made.tags").string()));
+    CHECK(kind.splits_by_time == built->splitSupport().has_value());
+    if (kind.splits_by_time) {
+      CHECK_NOTHROW(requireSplitsByTime(kind));
+    } else {
+      CHECK_THROWS_WITH(requireSplitsByTime(kind),
+                        kind.kind() +
+                            " cannot be split by time (it runs as one; valid: "
+                            "parallel = 1)");
+    }
+  }
+  CHECK_FALSE(findKind(allMeasurementKinds(), "FileWriter", "measurement").splits_by_time);
+  std::filesystem::remove_all(folder);
 }

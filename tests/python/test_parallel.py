@@ -59,6 +59,18 @@ def test_parallel_is_refused_where_it_cannot_hold():
         tf.DelayedChannel(graph, 1, 1000, parallel=2)
 
 
+def test_parallel_file_writer_is_refused_before_its_file_is_made(scratch):
+    graph = tf.Graph(demo_source())
+    path = scratch / "shards.tags"
+    with pytest.raises(ValueError, match="FileWriter cannot be split by time"):
+        tf.FileWriter(graph, str(path), channels=[1], parallel=2)
+    assert list(scratch.iterdir()) == []
+    with pytest.raises(ValueError, match="FileWriter cannot be split by time"):
+        tf._core.ShardedMeasurement("FileWriter", graph, "w", {"path": str(path),
+                                                               "channels": [1]}, 2)
+    assert list(scratch.iterdir()) == []
+
+
 @pytest.fixture
 def recording(scratch):
     path = str(scratch / "rec.tags")

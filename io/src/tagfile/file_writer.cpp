@@ -65,13 +65,17 @@ const ParameterSchema& FileWriter::schema() {
 }
 
 MeasurementKind fileWriterKind() {
-  return {&FileWriter::schema(), [](const std::string& name, const Parameters& p) {
-            return std::make_unique<FileWriter>(
-                name, p.getString("path"), channelListArgument(p, "channels"),
-                static_cast<std::uint64_t>(p.getInt("max_file_size")), p.getString("configuration"),
-                tagfile::compressionFromName(p.getString("compression")),
-                static_cast<std::uint64_t>(p.getInt("sync_every")));
-          }};
+  return {.schema = &FileWriter::schema(),
+          .make =
+              [](const std::string& name, const Parameters& p) {
+                return std::make_unique<FileWriter>(
+                    name, p.getString("path"), channelListArgument(p, "channels"),
+                    static_cast<std::uint64_t>(p.getInt("max_file_size")),
+                    p.getString("configuration"),
+                    tagfile::compressionFromName(p.getString("compression")),
+                    static_cast<std::uint64_t>(p.getInt("sync_every")));
+              },
+          .splits_by_time = false};
 }
 
 FileWriter::FileWriter(std::string name, std::string path, std::vector<channel_t> channels,

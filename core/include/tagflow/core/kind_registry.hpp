@@ -20,6 +20,10 @@ template <class Node>
 struct NodeKind {
   const ParameterSchema* schema;
   std::function<std::unique_ptr<Node>(const std::string& name, const Parameters& checked)> make;
+  // Whether the kind can run as shards over parts of the stream (parallel = N), declared so
+  // that shards are refused before any is built: a FileWriter creates its file when built.
+  // Instances agree (splitSupport()), though some refuse for some parameters (gates).
+  bool splits_by_time = true;
 
   const std::string& kind() const { return schema->kind(); }
 };
@@ -39,6 +43,10 @@ std::vector<channel_t> channelListArgument(const Parameters& checked, std::strin
 
 [[noreturn]] void throwUnknownKind(std::string_view what, std::string_view kind,
                                    const std::vector<std::string>& valid);
+
+// Throws InvalidArgument if `kind` cannot run as shards (NodeKind::splits_by_time), before any
+// of them is built.
+void requireSplitsByTime(const NodeKind<Measurement>& kind);
 
 // Checks `parameters` against the kind's declaration and builds the node.
 template <class Node>
