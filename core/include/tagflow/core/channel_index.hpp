@@ -53,8 +53,10 @@ class ChannelIndex {
   std::uint32_t slot(channel_t channel) const { return lookup()(channel); }
 
   // Adds the number of tags of each slot to counts[slot] (counts has size() + 1 entries, the
-  // last one the discard slot). Four interleaved tables break the store-to-load dependency
-  // when consecutive tags hit the same channel.
+  // last one the discard slot). Up to kMaxVectorSlots channels compare eight tags at a time
+  // in vector registers; more go through the table into four interleaved count arrays, which
+  // break the store-to-load dependency when consecutive tags hit the same channel.
+  static constexpr std::size_t kMaxVectorSlots = 8;
   void countTags(std::span<const Tag> tags, std::uint64_t* counts) const;
 
   // The tags of indexed channels, in order, written to `out` (room for tags.size()); returns
