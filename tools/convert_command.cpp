@@ -76,28 +76,23 @@ std::string vendorProvenance(const Source& source) {
   return text;
 }
 
-// Writes the stream as a PTU file; a failed export leaves no file behind.
+// Writes the stream as a PTU file.
 std::uint64_t writePtu(Source& source, const std::string& path, const std::string& comment) {
-  try {
-    PtuWriter writer(path, comment);
-    BlockBuffer block;
-    std::uint64_t tags = 0;
-    timestamp_t end = 0;
-    while (source.next(block)) {
-      writer.write(block.tags);
-      tags += block.tags.size();
-      end = block.end_time;
-    }
-    writer.close(end);
-    if (writer.leftOut() > 0) {
-      std::cerr << "warning: " << writer.leftOut()
-                << " overflow, missed-events or error tags have no PTU record and were left out\n";
-    }
-    return tags - writer.leftOut();
-  } catch (...) {
-    std::filesystem::remove(path);
-    throw;
+  PtuWriter writer(path, comment);
+  BlockBuffer block;
+  std::uint64_t tags = 0;
+  timestamp_t end = 0;
+  while (source.next(block)) {
+    writer.write(block.tags);
+    tags += block.tags.size();
+    end = block.end_time;
   }
+  writer.close(end);
+  if (writer.leftOut() > 0) {
+    std::cerr << "warning: " << writer.leftOut()
+              << " overflow, missed-events or error tags have no PTU record and were left out\n";
+  }
+  return tags - writer.leftOut();
 }
 
 }  // namespace
@@ -141,8 +136,8 @@ int convertCommand(const ConvertOptions& options) {
     tags = writePtu(source, options.output, configuration);
     bytes = std::filesystem::file_size(options.output);
   } else if (to == "raw") {
-    RawFileWriter writer(options.output);
     const OutputGuard guard(options.output);
+    RawFileWriter writer(options.output);
     BlockBuffer block;
     while (source.next(block)) {
       writer.write(block.tags);
@@ -157,8 +152,8 @@ int convertCommand(const ConvertOptions& options) {
     file_options.compression = tagfile::compressionFromName(options.compression.value_or("none"));
     file_options.configuration = configuration;
     file_options.channels = channels;
-    TagFileWriter writer(file_options);
     const OutputGuard guard(options.output);
+    TagFileWriter writer(file_options);
     BlockPacker packer(file_options.compression);
     EncodedBlock encoded;
     BlockBuffer block;

@@ -1,37 +1,35 @@
-// OutputGuard: the file a command is writing, removed if the command leaves by an exception, so
-// that a failed command leaves no half-written output (exit 1: no output file left); the parts
-// of a tag file set (path.1.tags, ...) go with it. Made once the output is opened: whatever
-// was at the path before is gone by then.
+// OutputGuard: made before a command opens its output, so that a failed command leaves the
+// files as they were (exit 1: no half-written output). A regular file already at the path,
+// and the parts path.1.tags, ... of an earlier tag file set, are moved aside first: put back
+// if the command leaves by an exception, removed once it succeeds (so no stale part follows a
+// new set). What the command wrote is removed on failure. Anything else at the path (a device,
+// a pipe, a symbolic link) is written through and never removed.
 #pragma once
 
-#include <cstdint>
-#include <exception>
-#include <filesystem>
 #include <string>
-#include <system_error>
-#include <utility>
-
-#include "tagflow/io/tagfile/writer.hpp"
+#include <vector>
 
 namespace tagflow::cli {
 
 class OutputGuard {
  public:
-  explicit OutputGuard(std::string path)
-      : path_(std::move(path)), exceptions_(std::uncaught_exceptions()) {}
-  ~OutputGuard() {
-    if (std::uncaught_exceptions() <= exceptions_) return;
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-    for (std::uint32_t part = 1;
-         std::filesystem::remove(TagFileWriter::partPath(path_, part), ignored); ++part) {
-    }
-  }
+  explicit OutputGuard(const std::string& path);
+  ~OutputGuard();
   OutputGuard(const OutputGuard&) = delete;
   OutputGuard& operator=(const OutputGuard&) = delete;
 
+  // Whether the path is a file of the command's own, which a failure removes.
+  bool ownsPath() const { return owns_path_; }
+
  private:
+  struct MovedAside {
+    std::string path;
+    std::string aside;
+  };
+
   std::string path_;
+  bool owns_path_ = true;
+  std::vector<MovedAside> moved_;
   int exceptions_;
 };
 

@@ -41,6 +41,10 @@ void PathPlan::writes(const std::string& path, std::string role) {
 void PathPlan::check() const {
   for (std::size_t i = 0; i < writes_.size(); ++i) {
     const Entry& output = writes_[i];
+    if (output.path == "-") {
+      throw InvalidArgument(fmt::format(
+          "{} '-': standard output is not written to (valid: a file path, e.g. ./-)", output.role));
+    }
     for (const Entry& input : reads_) {
       if (sameFile(output.resolved, input.resolved)) {
         throw InvalidArgument(

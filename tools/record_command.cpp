@@ -125,11 +125,11 @@ int recordCommand(const std::string& config_path, const std::string& output) {
   }
   // A file source's damaged tail ends the recording: what comes before it is recorded.
   DamagedTailGuard source(*input);
-  std::unique_ptr<Output> writer = openOutput(output, *input);
   const OutputGuard guard(output);
+  std::unique_ptr<Output> writer = openOutput(output, *input);
   std::atomic<bool> stop{false};
   Interrupts interrupts([&] { stop.store(true); });
-  Interrupts::abandon(output);
+  if (guard.ownsPath()) Interrupts::abandon(output);
   BlockBuffer block;
   block.storage.reserve(source.maxBlockTags());
   std::uint64_t tags = 0;

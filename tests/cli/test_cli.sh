@@ -290,6 +290,42 @@ for command in "convert corrupt.tags half.raw" "convert corrupt.tags half.tags -
   fi
 done
 
+# A failed command leaves what was at its output path before: a file, the parts of an earlier
+# set, a device. A command that succeeds replaces the earlier set, parts included.
+for command in "convert corrupt.tags earlier.raw" "convert corrupt.tags earlier.ptu" \
+  "convert corrupt.tags earlier.tags --max-file-size 65536" "record corrupt_source.toml earlier.tags"; do
+  output=${command##* }
+  [ "$output" = "65536" ] && output=earlier.tags
+  rm -f earlier.*
+  echo "earlier file" >"$output"
+  echo "earlier part" >earlier.1.tags
+  # shellcheck disable=SC2086
+  "$tagflow" $command >stdout.txt 2>stderr.txt
+  status=$?
+  if [ "$status" -eq 1 ] && [ "$(cat "$output")" = "earlier file" ] &&
+    [ "$(cat earlier.1.tags)" = "earlier part" ] && [ "$(ls earlier* | wc -l)" -eq 2 ]; then
+    pass "tagflow $command: a failure leaves the earlier files as they were"
+  else
+    fail "tagflow $command: exit $status, left: $(ls earlier* 2>/dev/null)"
+  fi
+done
+"$tagflow" convert kept.raw earlier.tags >/dev/null
+if [ ! -e earlier.1.tags ] && "$tagflow" info earlier.tags >/dev/null; then
+  pass "a conversion replaces an earlier set, its later parts included"
+else
+  fail "an earlier set's part was left beside a new one"
+fi
+mknod device c 1 3 2>/dev/null || mkfifo device
+"$tagflow" convert corrupt.tags device --to raw >/dev/null 2>&1
+[ -e device ] && [ ! -f device ] && pass "a failed conversion to a device keeps the device" ||
+  fail "a failed conversion removed or replaced the device it wrote to"
+rm -f device
+refuses "the standard output as a recording" "the recording '-': standard output is not written to" \
+  "$tagflow" record good.toml -
+refuses "the standard output as results" "'-': standard output is not written to" \
+  "$tagflow" run -q good.toml --output -
+[ -e ./- ] && fail "a file named '-' was made"
+
 refuses "a tag file option for a raw output" "--compression applies to tags outputs only" \
   "$tagflow" convert kept.raw other.raw --compression zstd
 refuses "a Photon-HDF5 option for a PTU output" "--description applies to h5 outputs only" \

@@ -1,0 +1,68 @@
+#include "output_guard.hpp"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <system_error>
+
+#include "tagflow/core/error.hpp"
+#include "tagflow/io/tagfile/writer.hpp"
+
+namespace tagflow::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::file_type typeAt(const std::string& path) {
+  std::error_code error;
+  return fs::symlink_status(path, error).type();
+}
+
+// The parts after the first of a tag file set at `path` (path.1.tags, ...), as far as they go.
+std::vector<std::string> laterParts(const std::string& path) {
+  std::vector<std::string> parts;
+  for (std::uint32_t part = 1;; ++part) {
+    std::string part_path = TagFileWriter::partPath(path, part);
+    if (typeAt(part_path) != fs::file_type::regular) return parts;
+    parts.push_back(std::move(part_path));
+  }
+}
+
+}  // namespace
+
+OutputGuard::OutputGuard(const std::string& path)
+    : path_(path), exceptions_(std::uncaught_exceptions()) {
+  const fs::file_type type = typeAt(path);
+  owns_path_ = type == fs::file_type::not_found || type == fs::file_type::regular;
+  if (!owns_path_) return;
+  std::vector<std::string> existing = laterParts(path);
+  if (type == fs::file_type::regular) existing.insert(existing.begin(), path);
+  const std::string suffix = ".tagflow-previous-" + std::to_string(::getpid());
+  for (const std::string& file : existing) {
+    std::error_code error;
+    fs::rename(file, file + suffix, error);
+    if (error) {
+      throw IoError("cannot move the earlier '" + file + "' aside before writing '" + path +
+                    "': " + error.message());
+    }
+    moved_.push_back({file, file + suffix});
+  }
+}
+
+OutputGuard::~OutputGuard() {
+  std::error_code ignored;
+  if (std::uncaught_exceptions() <= exceptions_) {
+    for (const MovedAside& earlier : moved_) fs::remove(earlier.aside, ignored);
+    return;
+  }
+  if (owns_path_) {
+    fs::remove(path_, ignored);
+    for (const std::string& part : laterParts(path_)) fs::remove(part, ignored);
+  }
+  for (const MovedAside& earlier : moved_) fs::rename(earlier.aside, earlier.path, ignored);
+}
+
+}  // namespace tagflow::cli
