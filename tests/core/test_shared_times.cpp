@@ -170,10 +170,15 @@ TEST_CASE("readers that gather one channel are handed the block's times", "[shar
     graph.add(alone);
     graph.run();
     CHECK(first.times() > 100'000);
-    for (const SharedProbe* probe : {&first, &second}) {
-      CHECK(probe->wrongTimes() == 0);
-      // Every block but those holding the overflow's marks (or cut short) is shared.
-      CHECK(probe->sharedBlocks() > 150);  // of about 166 blocks
+    for (const SharedProbe* probe : {&first, &second}) CHECK(probe->wrongTimes() == 0);
+    // Every block but those holding the overflow's marks (or cut short) is shared: on one
+    // thread each reader is handed it; on two, a reader that finds the other gathering splits
+    // the block itself, but the one gathering is always handed it.
+    if (threads == 1) {
+      CHECK(first.sharedBlocks() > 150);  // of about 166 blocks
+      CHECK(second.sharedBlocks() > 150);
+    } else {
+      CHECK(first.sharedBlocks() + second.sharedBlocks() > 150);
     }
     CHECK(alone.sharedBlocks() == 0);
   }
@@ -198,7 +203,9 @@ TEST_CASE("measurements sharing gathered channels give the results each gives al
     SharedProbe probe("probe", 1);
     graph.add(probe);
     graph.run();
-    CHECK(probe.sharedBlocks() > 150);
+    // On two threads a reader that finds another gathering splits the block itself, so how
+    // many blocks the probe is handed depends on timing; the results must not.
+    if (threads == 1) CHECK(probe.sharedBlocks() > 150);
     for (std::size_t i = 0; i < together.size(); ++i) {
       INFO(together[i]->name() << " on " << threads << " threads");
       CHECK(sameArrays(together[i]->getResults(), alone[i]));
