@@ -275,9 +275,13 @@ MeasurementGraph::MeasurementGraph(Source& source, GraphOptions options)
     throw InvalidArgument("max_blocks_in_flight " + std::to_string(options_.max_blocks_in_flight) +
                           " is invalid (valid: 1..4096)");
   }
-  if (options_.threads < 0) {
+  // The bound of tagflow run's [run] threads: far past any machine's cores, and a thread
+  // count the scheduler's arena can hold.
+  constexpr int kMaxThreads = 1024;
+  if (options_.threads < 0 || options_.threads > kMaxThreads) {
     throw InvalidArgument("threads " + std::to_string(options_.threads) +
-                          " is invalid (valid: 0 for all cores, or >= 1)");
+                          " is invalid (valid: 0 for all cores, or 1.." +
+                          std::to_string(kMaxThreads) + ")");
   }
   for (channel_t channel : source.channels()) {
     if (channel == std::numeric_limits<channel_t>::max()) {

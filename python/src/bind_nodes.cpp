@@ -26,13 +26,37 @@ auto released(F&& call) {
   return call();
 }
 
+bool holdsVirtualChannel(const py::handle& value) {
+  if (py::isinstance<VirtualChannel>(value)) return true;
+  if (py::isinstance<py::str>(value) || !py::isinstance<py::sequence>(value)) return false;
+  for (const py::handle item : value) {
+    if (py::isinstance<VirtualChannel>(item)) return true;
+  }
+  return false;
+}
+
+// A virtual channel stands for its channel number only where the kind expects a channel:
+// given as a bin width or a count it would pass as that number.
+void refuseChannelsAsNumbers(const ParameterSchema& schema, const py::dict& kwargs) {
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = py::str(key).cast<std::string>();
+    const ParameterSpec* spec = schema.find(name);
+    if (spec == nullptr || spec->type() == ParameterType::Channel ||
+        spec->type() == ParameterType::ChannelList || !holdsVirtualChannel(value)) {
+      continue;
+    }
+    throw py::type_error("argument '" + name + "': a virtual channel is a channel, not " +
+                         std::string(parameterTypeDescription(spec->type())));
+  }
+}
+
 template <class Node, class Base>
 std::unique_ptr<Node> build(const std::vector<NodeKind<Base>>& kinds, const std::string& kind,
                             const PythonGraph& graph, const std::string& name,
                             const py::dict& kwargs) {
-  std::unique_ptr<Base> node =
-      makeNode(kinds, kind, name, parametersFrom(kwargs, &graph),
-               std::is_same_v<Base, Measurement> ? "measurement" : "virtual channel");
+  const char* what = std::is_same_v<Base, Measurement> ? "measurement" : "virtual channel";
+  refuseChannelsAsNumbers(*findKind(kinds, kind, what).schema, kwargs);
+  std::unique_ptr<Base> node = makeNode(kinds, kind, name, parametersFrom(kwargs, &graph), what);
   auto* typed = dynamic_cast<Node*>(node.get());
   if (typed == nullptr) throw std::logic_error("kind '" + kind + "' built another type");
   node.release();

@@ -35,8 +35,13 @@ ParameterValue scalar(const std::string& key, const py::handle& value, const Pyt
   }
   if (py::isinstance<py::float_>(value)) return value.cast<double>();
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  // A path object (pathlib.Path) as the text of its path.
+  if (py::hasattr(value, "__fspath__")) {
+    const py::object path = py::module_::import("os").attr("fsdecode")(value);
+    return path.cast<std::string>();
+  }
   throw py::type_error("argument '" + key +
-                       "': expected a number, bool, str, virtual channel or "
+                       "': expected a number, bool, str, path, virtual channel or "
                        "a list of those, got " +
                        py::str(value.get_type().attr("__name__")).cast<std::string>());
 }

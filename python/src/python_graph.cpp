@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "conversions.hpp"
 #include "tagflow/core/error.hpp"
@@ -11,6 +12,13 @@ namespace tagflow::python {
 namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+// The sources that feed a graph (touched with the GIL held). A source is read once: two
+// graphs on one would take its blocks from each other, and free them twice.
+std::set<const Source*>& boundSources() {
+  static std::set<const Source*> sources;
+  return sources;
+}
 
 }  // namespace
 
@@ -46,10 +54,16 @@ PythonGraph::PythonGraph(py::object source, int threads, std::size_t max_blocks_
       source_(&objectOf<Source>(source_object_,
                                 "Graph: source must be a tagflow source "
                                 "(tf.SyntheticSource(), tf.FileReader(path), ...)")) {
+  if (boundSources().contains(source_)) {
+    throw InvalidArgument(
+        "Graph: this source already feeds another graph (valid: a source of its own for each "
+        "graph, or the other graph deleted first)");
+  }
   GraphOptions options;
   options.threads = threads;
   options.max_blocks_in_flight = max_blocks_in_flight;
   graph_ = std::make_unique<MeasurementGraph>(*source_, options);
+  boundSources().insert(source_);
 }
 
 PythonGraph::~PythonGraph() {
@@ -64,6 +78,7 @@ PythonGraph::~PythonGraph() {
     py::gil_scoped_release release;
     graph_.reset();
   }
+  boundSources().erase(source_);
 }
 
 void PythonGraph::addMeasurement(py::object measurement) {

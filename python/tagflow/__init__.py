@@ -12,11 +12,13 @@ order)::
     g2 = corr.getDataNormalized()
 
 Every value is checked by the same declaration as in C++ (ValueError with the same message);
-file problems raise OSError. Results come back as numpy arrays. The graph runs on its own
+a file that cannot be opened or written raises OSError, corrupt content ValueError. Results come back as numpy arrays. The graph runs on its own
 threads with the GIL released; Ctrl-C during a blocking call stops the run cleanly and keeps
 the data. docs/python.md has the whole API and how to port a script.
 """
 
+import operator
+import os
 import time
 
 from . import _tagflow as _core
@@ -27,10 +29,34 @@ Graph = _core.Graph
 Measurement = _core.Measurement
 VirtualChannel = _core.VirtualChannel
 Source = _core.Source
-write_hdf5 = _core.write_hdf5
 measurement_kinds = _core.measurement_kinds
 channel_kinds = _core.channel_kinds
 source_kinds = _core.source_kinds
+
+
+def write_hdf5(path, graph, config=""):
+    """Writes every measurement of the graph and its last profile to `path` (str or path
+    object), in tagflow run's layout."""
+    _core.write_hdf5(os.fspath(path), graph, config)
+
+
+def _check_owner(kind, graph, name):
+    """The graph and name that every node takes, refused with TypeError naming what came."""
+    if not isinstance(graph, Graph):
+        raise TypeError(f"{kind}(): the first argument must be a tagflow Graph, got "
+                        f"{type(graph).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"{kind}(): name must be a str, got {type(name).__name__} {name!r}")
+
+
+def _parallel_count(kind, parallel):
+    if isinstance(parallel, bool):
+        raise TypeError(f"{kind}(): parallel must be an integer (1 to 256), got bool")
+    try:
+        return operator.index(parallel)
+    except TypeError:
+        raise TypeError(f"{kind}(): parallel must be an integer (1 to 256), got "
+                        f"{type(parallel).__name__} {parallel!r}") from None
 
 
 def _arguments(kind, keys, args, kwargs):
@@ -76,6 +102,8 @@ def _sharded_view(cls):
 
 def _node_class(base, keys, summary, help_text, add):
     def __init__(self, graph, *args, name=None, parallel=1, **kwargs):
+        _check_owner(base.__name__, graph, name)
+        parallel = _parallel_count(base.__name__, parallel)
         name = graph._unique_name(base.__name__, name)
         kwargs = _arguments(base.__name__, keys, args, kwargs)
         if parallel != 1 and add != "_add_measurement":
@@ -134,6 +162,7 @@ class CustomMeasurement(_core.PythonMeasurement):
         if process is _core.PythonMeasurement.process or not callable(process):
             raise TypeError(f"{type(self).__name__} must define process(self, tags): a "
                             "CustomMeasurement subclass is handed each run of tags there")
+        _check_owner(type(self).__name__, graph, name)
         _core.PythonMeasurement.__init__(self, graph._unique_name(type(self).__name__, name))
         graph._add_measurement(self)
 

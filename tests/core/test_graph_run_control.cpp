@@ -138,6 +138,8 @@ TEST_CASE("The graph rejects bad options and arguments", "[graph][run]") {
   REQUIRE_THROWS_WITH(MeasurementGraph(source, GraphOptions{.max_blocks_in_flight = 5000}),
                       Contains("5000"));
   REQUIRE_THROWS_WITH(MeasurementGraph(source, GraphOptions{.threads = -1}), Contains("-1"));
+  REQUIRE_THROWS_WITH(MeasurementGraph(source, GraphOptions{.threads = 1025}),
+                      Contains("threads 1025 is invalid (valid: 0 for all cores, or 1..1024)"));
 
   MeasurementGraph graph(source);
   REQUIRE_THROWS_WITH(graph.run(), Contains("no measurements"));

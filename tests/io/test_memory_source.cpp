@@ -2,6 +2,7 @@
 // that share a time, carry the special-tag index; bad input is named.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <memory>
 
 #include "support/drain.hpp"
@@ -80,4 +81,19 @@ TEST_CASE("MemorySource names unsorted tags, tags outside the interval, bad size
   REQUIRE_THROWS_WITH(MemorySource(sorted, 4, 0, 20), Contains("tag 1"));
   REQUIRE_THROWS_AS(MemorySource(sorted, 0), InvalidArgument);
   REQUIRE_THROWS_WITH(MemorySource(sorted, 4, 50, 50), Contains("[50, 50)"));
+  // Times beyond +-2^62 ps, where a delay or a bin added to them would overflow.
+  constexpr timestamp_t kLimit = timestamp_t{1} << 62;
+  const auto far = std::make_shared<const std::vector<Tag>>(
+      std::vector<Tag>{makeTimeTag(1, -kLimit - 1), makeTimeTag(1, 0)});
+  REQUIRE_THROWS_WITH(MemorySource(far, 4), Contains("tag 0 at -4611686018427387905 ps") &&
+                                                Contains("valid: -2^62..2^62 ps"));
+  const auto last = std::make_shared<const std::vector<Tag>>(
+      std::vector<Tag>{makeTimeTag(1, std::numeric_limits<timestamp_t>::max())});
+  REQUIRE_THROWS_WITH(MemorySource(last, 4), Contains("tag 0 at 9223372036854775807 ps"));
+  REQUIRE_THROWS_WITH(MemorySource(sorted, 4, 0, kLimit + 2),
+                      Contains("interval bound 4611686018427387906 ps"));
+  const auto edges = std::make_shared<const std::vector<Tag>>(
+      std::vector<Tag>{makeTimeTag(1, -kLimit), makeTimeTag(1, kLimit)});
+  MemorySource at_the_limits(edges, 4);
+  CHECK(drain(at_the_limits).tags.size() == 2);
 }

@@ -224,6 +224,69 @@ def test_bad_arguments():
         tf.make_source("synthetc")
 
 
+def test_arguments_of_the_wrong_kind_are_named(scratch):
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+    with pytest.raises(TypeError, match=r"Counter\(\): the first argument must be a tagflow "
+                                        r"Graph, got NoneType"):
+        tf.Counter(None, [1])
+    with pytest.raises(TypeError, match=r"Counter\(\): name must be a str, got int 5"):
+        tf.Counter(graph, [1], name=5)
+    for parallel, shown in ((1.5, "float 1.5"), ("2", "str '2'"), (None, "NoneType None"),
+                            (True, "bool")):
+        with pytest.raises(TypeError, match=r"parallel must be an integer \(1 to 256\), got " +
+                           shown):
+            tf.Countrate(graph, [1], parallel=parallel)
+    herald = tf.DelayedChannel(graph, 1, 100)
+    for make, key, expected in ((lambda: tf.Counter(graph, [1], herald, 3), "binwidth",
+                                 "an integer"),
+                                (lambda: tf.Correlation(graph, 1, 2, n_bins=herald), "n_bins",
+                                 "an integer"),
+                                (lambda: tf.FrequencyStability(graph, 3, [herald]), "steps",
+                                 "a list of integers")):
+        with pytest.raises(TypeError, match=f"argument '{key}': a virtual channel is a channel, "
+                                            f"not {expected}"):
+            make()
+    assert graph.measurements == []
+    with pytest.raises(ValueError, match=r"threads 10000000 is invalid \(valid: 0 for all cores, "
+                                         r"or 1..1024\)"):
+        tf.Graph(tf.SyntheticSource(duration_ps=10**9), threads=10**7)
+    for times, message in (([-2**63, 0], r"tag 0 at -9223372036854775808 ps is invalid"),
+                           ([0, 2**62 + 1], r"tag 1 at 4611686018427387905 ps is invalid")):
+        with pytest.raises(ValueError, match=message + r" \(valid: -2\^62..2\^62 ps"):
+            tf.MemorySource(times, [1, 2])
+    # Paths as path objects, wherever a path is taken.
+    recording = scratch / "path.tags"
+    tf.FileWriter(graph, recording, [1, 2])
+    graph.run()
+    tf.write_hdf5(scratch / "path.h5", graph)
+    replay = tf.Graph(tf.FileReader(recording))
+    counts = tf.Countrate(replay, [1, 2])
+    replay.run()
+    assert counts.getCountsTotal().sum() > 0 and (scratch / "path.h5").stat().st_size > 0
+
+
+def test_a_source_feeds_one_graph():
+    source = tf.SyntheticSource(duration_ps=10**9)
+    first = tf.Graph(source)
+    with pytest.raises(ValueError, match="this source already feeds another graph"):
+        tf.Graph(source)
+    del first
+    second = tf.Graph(source)
+    counts = tf.Countrate(second, [1])
+    second.run()
+    assert counts.getCountsTotal()[0] > 0
+
+
+def test_a_marker_too_long_is_refused_at_once(scratch):
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+    writer = tf.FileWriter(graph, str(scratch / "m.tags"), [1])
+    with pytest.raises(ValueError, match=r"FileWriter 'FileWriter': marker of 1048577 bytes is "
+                                         r"too long \(valid: up to 1048576 bytes\)"):
+        writer.setMarker("x" * (2**20 + 1))
+    writer.setMarker("fits")
+    graph.run()
+
+
 def memory_stream(times, channels):
     graph = tf.Graph(tf.MemorySource(times, channels))
     stream = tf.TagStream(graph, [1, 2, -3])
@@ -234,7 +297,7 @@ def memory_stream(times, channels):
 
 def test_memory_source_takes_whole_numbers_only():
     # Integers of any dtype, lists of ints, and floats that are whole numbers are taken exactly.
-    big = 2**62 + 2**10  # a float64 holds it exactly
+    big = 2**61 + 2**10  # a float64 holds it exactly
     for times, channels in ((np.array([1, 10, big], np.int64), np.array([1, 2, -3], np.int8)),
                             (np.array([1, 10, 20], np.uint16), np.array([1, 2, 1], np.uint32)),
                             ([1, 10, big], [1, 2, -3]),

@@ -1,6 +1,7 @@
 #include "tagflow/io/sources/memory_source.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "tagflow/core/error.hpp"
 
@@ -8,11 +9,17 @@ namespace tagflow {
 
 namespace {
 
+constexpr timestamp_t kTimeLimit = timestamp_t{1} << 62;
+constexpr const char* kValidTimes = " ps is invalid (valid: -2^62..2^62 ps, about +-53 days)";
+
 timestamp_t firstTime(const std::vector<Tag>& tags) {
   return tags.empty() ? 0 : tags.front().time;
 }
+// Saturating: a last time at the type's end is refused by the range check, not wrapped.
 timestamp_t afterLast(const std::vector<Tag>& tags) {
-  return tags.empty() ? 1 : tags.back().time + 1;
+  if (tags.empty()) return 1;
+  const timestamp_t last = tags.back().time;
+  return last < std::numeric_limits<timestamp_t>::max() ? last + 1 : last;
 }
 
 }  // namespace
@@ -28,10 +35,6 @@ MemorySource::MemorySource(std::shared_ptr<const std::vector<Tag>> tags, std::si
       end_time_(end_time) {
   if (block_size_ < 1)
     throw InvalidArgument("memory source: block_size 0 is invalid (valid: >= 1)");
-  if (end_time_ <= begin_time_) {
-    throw InvalidArgument("memory source: interval [" + std::to_string(begin_time_) + ", " +
-                          std::to_string(end_time_) + ") ps is empty");
-  }
   const auto& all = *tags_;
   if (all.size() >= 0xFFFFFFFFull) throw InvalidArgument("memory source: more than 2^32-1 tags");
   // Order first: the default interval ends after the last tag, so an unsorted vector would
@@ -43,6 +46,23 @@ MemorySource::MemorySource(std::shared_ptr<const std::vector<Tag>> tags, std::si
                       std::to_string(i - 1) + " at " + std::to_string(all[i - 1].time) +
                       " ps (tags must be sorted by time)");
     }
+  }
+  // Stream times stay within +-2^62 ps, as every source's do, so that a delay, a bin or a
+  // window added to a time cannot overflow. Sorted: the ends bound the rest.
+  for (const std::size_t i : {std::size_t{0}, all.size() - 1}) {
+    if (i < all.size() && (all[i].time < -kTimeLimit || all[i].time > kTimeLimit)) {
+      throw DataError("memory source: tag " + std::to_string(i) + " at " +
+                      std::to_string(all[i].time) + kValidTimes);
+    }
+  }
+  for (const timestamp_t bound : {begin_time_, end_time_}) {
+    if (bound < -kTimeLimit || bound > kTimeLimit + 1) {
+      throw InvalidArgument("memory source: interval bound " + std::to_string(bound) + kValidTimes);
+    }
+  }
+  if (end_time_ <= begin_time_) {
+    throw InvalidArgument("memory source: interval [" + std::to_string(begin_time_) + ", " +
+                          std::to_string(end_time_) + ") ps is empty");
   }
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (all[i].time < begin_time_ || all[i].time >= end_time_) {

@@ -232,6 +232,13 @@ std::uint64_t FileWriter::getTotalSize() const {
 }
 
 void FileWriter::setMarker(std::string text) {
+  // Refused here: the recorder writes markers on its own thread, whose errors reach the caller
+  // only at the next call.
+  if (text.size() > tagfile::kMaxMarkerBytes) {
+    throw InvalidArgument("FileWriter '" + name() + "': marker of " + std::to_string(text.size()) +
+                          " bytes is too long (valid: up to " +
+                          std::to_string(tagfile::kMaxMarkerBytes) + " bytes)");
+  }
   auto lock = lockData();
   if (capturing_) handOver(count_, last_time_);
   recorder_->marker(std::move(text), last_time_);
