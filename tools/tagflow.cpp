@@ -18,6 +18,7 @@
 
 int main(int argc, char** argv) {
   using namespace tagflow;
+  skipHdf5CleanupAtExit();
   CLI::App app{"tagflow: time-tag stream processing engine"};
   app.set_version_flag("--version", tagflowVersion());
   app.require_subcommand(1);

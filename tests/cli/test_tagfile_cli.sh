@@ -180,6 +180,26 @@ expect_command_failure "FileWriter to a missing folder" 1 "cannot create tag fil
   "$tagflow" run -q unwritable.toml
 sed 's#path = "rec.tags"#path = "/dev/full"#' live.toml >full.toml
 expect_command_failure "FileWriter to a full device" 1 "No space left on device" "$tagflow" run -q full.toml
+# A file size limit (ulimit -f, its signal ignored) stands for a disk that fills while HDF5
+# writes: the write fails as on a full disk (EFBIG for ENOSPC). The command must fail, say why,
+# end without a crash and leave no file.
+limited() { (trap '' XFSZ && ulimit -f 64 && "$@"); }
+expect_command_failure "a Photon-HDF5 export onto a full disk" 1 "File too large" \
+  limited "$tagflow" convert -q rec.h5 limited.h5
+cat >big_results.toml <<TOML
+[run]
+duration_ps = 1_000_000_000
+[source]
+kind = "synthetic"
+[[measurement]]
+kind = "Counter"
+channels = [1, 2, 3, 4, 5, 6, 7, 8]
+binwidth = 1000
+n_values = 4000
+TOML
+expect_command_failure "results onto a full disk" 1 "File too large" \
+  limited "$tagflow" run -q big_results.toml --output limited.h5
+ls limited.h5* >/dev/null 2>&1 && fail "a write onto a full disk left a file: $(ls limited.h5*)"
 cat >foreign.toml <<TOML
 [source]
 kind = "tagfile"

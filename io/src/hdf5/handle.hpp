@@ -25,7 +25,17 @@ inline herr_t keepInnermost(unsigned, const H5E_error2_t* error, void* text) {
 inline std::string hdf5Reason() {
   std::string text;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keepInnermost, &text);
-  return text.empty() ? "HDF5 gave no reason" : text;
+  if (text.empty()) return "HDF5 gave no reason";
+  // A failed system call comes as "file write failed: time = ..., buf = ..., errno = 28,
+  // error message = 'No space left on device', ...": the system's message is the reason.
+  const std::string marker = "error message = '";
+  if (const auto at = text.find(marker); at != std::string::npos) {
+    const auto begin = at + marker.size();
+    if (const auto end = text.find('\'', begin); end != std::string::npos) {
+      return text.substr(0, text.find(':')) + ": " + text.substr(begin, end - begin);
+    }
+  }
+  return text;
 }
 
 // Owns one HDF5 identifier and closes it with the matching function.

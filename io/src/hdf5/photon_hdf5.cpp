@@ -492,8 +492,10 @@ std::uint64_t exportTo(Source& source, const std::string& temporary, const std::
   out.array("/user/tagflow/special_missed_events", special_missed, "Their missed-event counts.");
   out.array("/user/tagflow/special_positions", special_positions,
             "Their indices in the whole stream (photons and these tags).");
-  // Closing writes what HDF5 still buffers: a full disk shows here.
+  // Flushing writes what HDF5 still buffers: a full disk shows here. (The close alone would
+  // not tell: with the datasets still open it only marks the file to close after them.)
   try {
+    check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush '" + temporary + "'");
     file.close("close '" + temporary + "'");
   } catch (const IoError&) {
     throw IoError(

@@ -226,6 +226,10 @@ void checkOutputWritable(const std::string& path) {
   std::remove(probe.c_str());
 }
 
+void skipHdf5CleanupAtExit() {
+  H5dont_atexit();
+}
+
 void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& results,
                       const Profile& profile, const RunInfo& info) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions with our messages

@@ -47,4 +47,9 @@ std::string tagflowVersion();
 // The name the results are written under before they are renamed to `path`.
 std::string resultsTemporaryPath(const std::string& path);
 
+// For a program that closes every HDF5 file it opens (the tagflow command): leaves out HDF5's
+// own clean-up at exit, which crashes where a file could not be closed (its last write failed
+// on a full disk) after the error was reported. Call before any other use of HDF5.
+void skipHdf5CleanupAtExit();
+
 }  // namespace tagflow
