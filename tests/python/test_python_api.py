@@ -263,6 +263,15 @@ def test_arguments_of_the_wrong_kind_are_named(scratch):
     counts = tf.Countrate(replay, [1, 2])
     replay.run()
     assert counts.getCountsTotal().sum() > 0 and (scratch / "path.h5").stat().st_size > 0
+    # A FileWriter onto the graph's own input, or onto another writer's file, is refused
+    # before it empties the file.
+    size = recording.stat().st_size
+    with pytest.raises(ValueError, match="is open in this process .* writing it would destroy it"):
+        tf.FileWriter(replay, recording, [1])
+    assert recording.stat().st_size == size
+    tf.FileWriter(replay, scratch / "copy.tags", [1])
+    with pytest.raises(ValueError, match="copy.tags' is open in this process"):
+        tf.FileWriter(replay, str(scratch / "copy.tags"), [2])
 
 
 def test_a_source_feeds_one_graph():

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <csignal>
+#include <filesystem>
 
 #include "support/drain.hpp"
 #include "support/synthetic.hpp"
@@ -77,6 +78,31 @@ TEST_CASE("FileWriter: an unwritable path is a clear error at construction", "[t
                                                {"channels", std::vector<std::int64_t>{1}},
                                                {"sync_every", std::int64_t{-1}}}),
                     Catch::Contains("sync_every"));
+}
+
+TEST_CASE("FileWriter: a file open in the process, an input or another writer's, is refused",
+          "[tagfile]") {
+  test::TempDir dir;
+  const std::string recording = dir.file("in.tags");
+  {
+    SyntheticSource source(test::mixedConfig(10'000'000'000, 4096));
+    FileWriter writer("writer", recording, {1, 2});
+    MeasurementGraph graph(source);
+    graph.add(writer);
+    graph.run();
+  }
+  const auto size = std::filesystem::file_size(recording);
+  FileReader input(recording, 16384);
+  const std::string refused =
+      "' is open in this process (a graph's input, or another writer's "
+      "file): writing it would destroy it (valid: another path)";
+  CHECK_THROWS_WITH(FileWriter("over", recording, {1}),
+                    Catch::Contains("tag file '" + recording + refused));
+  CHECK(std::filesystem::file_size(recording) == size);
+  FileWriter first("first", dir.file("out.tags"), {1});
+  CHECK_THROWS_WITH(FileWriter("second", dir.file("./out.tags"), {1}),
+                    Catch::Contains("out.tags" + refused));
+  CHECK(test::drain(input).tags.size() > 0);
 }
 
 TEST_CASE("FileWriter: a full disk stops the graph's run with a clear error", "[tagfile][graph]") {

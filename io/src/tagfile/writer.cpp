@@ -1,6 +1,7 @@
 #include "tagflow/io/tagfile/writer.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -17,6 +18,26 @@
 namespace tagflow {
 
 using namespace tagfile;
+
+namespace {
+
+// Whether a file already at `path` is open in this process: the input of a graph, or the file
+// of another writer. Opening it for writing would empty it under its reader.
+bool openInThisProcess(const std::string& path) {
+  struct stat target {};
+  if (::stat(path.c_str(), &target) != 0 || !S_ISREG(target.st_mode)) return false;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+    struct stat open {};
+    if (::stat(entry.path().c_str(), &open) == 0 && open.st_dev == target.st_dev &&
+        open.st_ino == target.st_ino) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 void TagFileOptions::validate() const {
   if (path.empty()) throw InvalidArgument("tag file path must not be empty");
@@ -164,6 +185,12 @@ void TagFileWriter::checkSynced() {
 
 void TagFileWriter::openPart() {
   part_path_ = partPath(options_.path, part_);
+  if (openInThisProcess(part_path_)) {
+    error_ = "tag file '" + part_path_ +
+             "' is open in this process (a graph's input, or another writer's file): writing it "
+             "would destroy it (valid: another path)";
+    throw InvalidArgument(error_);
+  }
   fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     const int error_number = errno;
