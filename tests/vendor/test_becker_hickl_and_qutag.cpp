@@ -597,7 +597,7 @@ TEST_CASE("quTAG stamps out of order within the window are put in order", "[vend
   }
   // The same stamps with a window too small for them.
   const auto [events, message] = eventsUntilError(openQutagFile(path, {}, 10'000));
-  CHECK_THAT(message, Contains("out of time order"));
+  CHECK_THAT(message, Contains("'" + path + "': record ") && Contains("out of time order"));
 }
 
 TEST_CASE("quTAG disorder beyond the window names the record", "[vendor][qutag]") {

@@ -79,8 +79,14 @@ std::size_t VendorFileSource::decodeRun(std::vector<Tag>& tags, std::size_t fill
   }
   const std::size_t count = std::min(records, chunk_records_ - chunk_decoded_);
   Tag* const begin = tags.data() + filled;
-  Tag* const end = file_.decoder->decode(chunk_.data() + chunk_decoded_ * record_bytes_, count,
-                                         next_record_, handed_out_until_, begin);
+  Tag* end = begin;
+  try {
+    end = file_.decoder->decode(chunk_.data() + chunk_decoded_ * record_bytes_, count, next_record_,
+                                handed_out_until_, begin);
+  } catch (const DataError& error) {
+    // The decoders know records, not files: the message names the file here.
+    throw DataError(fmt::format("'{}': {}", file_.path, error.what()));
+  }
   chunk_decoded_ += count;
   next_record_ += count;
   decoded_tags_ += static_cast<std::uint64_t>(end - begin);
