@@ -81,7 +81,7 @@ TEST_CASE("FileWriter: an unwritable path is a clear error at construction", "[t
 }
 
 TEST_CASE("FileWriter: a file open in the process, an input or another writer's, is refused",
-          "[tagfile]") {
+          "[tagfile][graph]") {
   test::TempDir dir;
   const std::string recording = dir.file("in.tags");
   {
