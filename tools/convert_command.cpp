@@ -132,11 +132,11 @@ int convertCommand(const ConvertOptions& options) {
         PhotonHdf5Export{options.description.value_or(""), options.input, configuration});
     bytes = std::filesystem::file_size(options.output);
   } else if (to == "ptu") {
-    const OutputGuard guard(options.output);
+    const OutputGuard guard(options.output, false);
     tags = writePtu(source, options.output, configuration);
     bytes = std::filesystem::file_size(options.output);
   } else if (to == "raw") {
-    const OutputGuard guard(options.output);
+    const OutputGuard guard(options.output, false);
     RawFileWriter writer(options.output);
     BlockBuffer block;
     while (source.next(block)) {
@@ -152,7 +152,7 @@ int convertCommand(const ConvertOptions& options) {
     file_options.compression = tagfile::compressionFromName(options.compression.value_or("none"));
     file_options.configuration = configuration;
     file_options.channels = channels;
-    const OutputGuard guard(options.output);
+    const OutputGuard guard(options.output, true);
     TagFileWriter writer(file_options);
     BlockPacker packer(file_options.compression);
     EncodedBlock encoded;

@@ -33,12 +33,13 @@ std::vector<std::string> laterParts(const std::string& path) {
 
 }  // namespace
 
-OutputGuard::OutputGuard(const std::string& path)
-    : path_(path), exceptions_(std::uncaught_exceptions()) {
+OutputGuard::OutputGuard(const std::string& path, bool tag_file_set)
+    : path_(path), tag_file_set_(tag_file_set), exceptions_(std::uncaught_exceptions()) {
   const fs::file_type type = typeAt(path);
   owns_path_ = type == fs::file_type::not_found || type == fs::file_type::regular;
   if (!owns_path_) return;
-  std::vector<std::string> existing = laterParts(path);
+  std::vector<std::string> existing;
+  if (tag_file_set_) existing = laterParts(path);
   if (type == fs::file_type::regular) existing.insert(existing.begin(), path);
   const std::string suffix = ".tagflow-previous-" + std::to_string(::getpid());
   for (const std::string& file : existing) {
@@ -60,7 +61,9 @@ OutputGuard::~OutputGuard() {
   }
   if (owns_path_) {
     fs::remove(path_, ignored);
-    for (const std::string& part : laterParts(path_)) fs::remove(part, ignored);
+    if (tag_file_set_) {
+      for (const std::string& part : laterParts(path_)) fs::remove(part, ignored);
+    }
   }
   for (const MovedAside& earlier : moved_) fs::rename(earlier.aside, earlier.path, ignored);
 }

@@ -1,9 +1,9 @@
 // OutputGuard: made before a command opens its output, so that a failed command leaves the
 // files as they were (exit 1: no half-written output). A regular file already at the path,
-// and the parts path.1.tags, ... of an earlier tag file set, are moved aside first: put back
-// if the command leaves by an exception, removed once it succeeds (so no stale part follows a
-// new set). What the command wrote is removed on failure. Anything else at the path (a device,
-// a pipe, a symbolic link) is written through and never removed.
+// and for a tag file set the parts path.1.tags, ... of an earlier one, are moved aside first:
+// put back if the command leaves by an exception, removed once it succeeds (so no stale part
+// follows a new set). What the command wrote is removed on failure. Anything else at the path
+// (a device, a pipe, a symbolic link) is written through and never removed.
 #pragma once
 
 #include <string>
@@ -13,7 +13,8 @@ namespace tagflow::cli {
 
 class OutputGuard {
  public:
-  explicit OutputGuard(const std::string& path);
+  // `tag_file_set`: the output is a tag file, whose later parts are its own too.
+  OutputGuard(const std::string& path, bool tag_file_set);
   ~OutputGuard();
   OutputGuard(const OutputGuard&) = delete;
   OutputGuard& operator=(const OutputGuard&) = delete;
@@ -28,6 +29,7 @@ class OutputGuard {
   };
 
   std::string path_;
+  bool tag_file_set_;
   bool owns_path_ = true;
   std::vector<MovedAside> moved_;
   int exceptions_;

@@ -99,8 +99,12 @@ class TagFileOutput : public Output {
   timestamp_t end_ = 0;
 };
 
+bool isTagFile(const std::string& path) {
+  return std::filesystem::path(path).extension() == ".tags";
+}
+
 std::unique_ptr<Output> openOutput(const std::string& path, const Source& source) {
-  if (std::filesystem::path(path).extension() != ".tags") return std::make_unique<RawOutput>(path);
+  if (!isTagFile(path)) return std::make_unique<RawOutput>(path);
   TagFileOptions options;
   options.path = path;
   options.configuration = "recorded from " + source.describe();
@@ -125,7 +129,7 @@ int recordCommand(const std::string& config_path, const std::string& output) {
   }
   // A file source's damaged tail ends the recording: what comes before it is recorded.
   DamagedTailGuard source(*input);
-  const OutputGuard guard(output);
+  const OutputGuard guard(output, isTagFile(output));
   std::unique_ptr<Output> writer = openOutput(output, *input);
   std::atomic<bool> stop{false};
   Interrupts interrupts([&] { stop.store(true); });

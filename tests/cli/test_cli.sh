@@ -315,6 +315,13 @@ if [ ! -e earlier.1.tags ] && "$tagflow" info earlier.tags >/dev/null; then
 else
   fail "an earlier set's part was left beside a new one"
 fi
+# A file that only looks like a later part is another file where the output is not a tag file.
+echo "another file" >earlier.1.raw
+"$tagflow" convert kept.raw earlier.raw >/dev/null
+"$tagflow" convert corrupt.tags earlier.raw >/dev/null 2>&1
+[ "$(cat earlier.1.raw)" = "another file" ] && cmp -s earlier.raw kept.raw &&
+  pass "a raw output's conversions leave a file named like a part alone" ||
+  fail "a raw output's conversion changed earlier.1.raw or lost earlier.raw"
 mknod device c 1 3 2>/dev/null || mkfifo device
 "$tagflow" convert corrupt.tags device --to raw >/dev/null 2>&1
 [ -e device ] && [ ! -f device ] && pass "a failed conversion to a device keeps the device" ||
