@@ -46,6 +46,9 @@ OutputGuard::OutputGuard(const std::string& path, bool tag_file_set)
     std::error_code error;
     fs::rename(file, file + suffix, error);
     if (error) {
+      // Put back what was moved: the destructor of a guard never made does not run.
+      std::error_code ignored;
+      for (const MovedAside& earlier : moved_) fs::rename(earlier.aside, earlier.path, ignored);
       throw IoError("cannot move the earlier '" + file + "' aside before writing '" + path +
                     "': " + error.message());
     }

@@ -12,9 +12,10 @@ order)::
     g2 = corr.getDataNormalized()
 
 Every value is checked by the same declaration as in C++ (ValueError with the same message);
-a file that cannot be opened or written raises OSError, corrupt content ValueError. Results come back as numpy arrays. The graph runs on its own
-threads with the GIL released; Ctrl-C during a blocking call stops the run cleanly and keeps
-the data. docs/python.md has the whole API and how to port a script.
+a file that cannot be opened or written raises OSError, corrupt content ValueError. Results
+come back as numpy arrays. The graph runs on its own threads with the GIL released; Ctrl-C
+during a blocking call stops the run cleanly and keeps the data. docs/python.md has the whole
+API and how to port a script.
 """
 
 import operator
