@@ -112,6 +112,14 @@ else
   fail "wrong named format: $(cat err.txt)"
 fi
 
+# SPC files carry no signature, so a file that carries another's is not decoded as SPC.
+"$tagflow" info "$data/picoquant/v30_t2.ptu" --format spc >out.txt 2>err.txt
+if [ $? -eq 2 ] && grep -q "carries the signature of a ptu file, not spc" err.txt; then
+  pass "a PTU file named as spc is refused"
+else
+  fail "a PTU file named as spc: $(cat err.txt)"
+fi
+
 head -c 4000 /dev/urandom >noise.bin
 "$tagflow" info noise.bin >out.txt 2>err.txt
 if [ $? -eq 2 ] && grep -q "is not recognised" err.txt; then

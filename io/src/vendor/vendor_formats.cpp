@@ -136,6 +136,14 @@ VendorFile openVendorFile(const std::string& path, std::string_view format,
   }
   if (chosen == "ptu") return openPtuFile(path, options.channels);
   if (chosen == "spc") {
+    // SPC files carry no signature, so any bytes decode as SPC records: a file that carries
+    // another format's signature is refused rather than read as noise.
+    if (const std::string signed_as = detectVendorFormat(path);
+        !signed_as.empty() && signed_as != "spc") {
+      throw InvalidArgument(fmt::format(
+          "'{}' carries the signature of a {} file, not spc (valid: the format {} or auto)", path,
+          signed_as, signed_as));
+    }
     return openSpcFile(path, {"auto", options.spc_macrotime_clock_ns, options.spc_set_file},
                        options.channels);
   }
