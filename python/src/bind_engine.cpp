@@ -147,16 +147,26 @@ py::array_t<std::int64_t> wholeNumbers(const py::array& values, const Column& co
   return out;
 }
 
+py::array oneDimensional(const py::object& values, const Column& column) {
+  const py::array array(values);
+  if (array.ndim() != 1) {
+    throw InvalidType(std::string(column.name) + " must be a 1-d array or list, got " +
+                      (array.ndim() == 0
+                           ? py::str(values.get_type().attr("__name__")).cast<std::string>()
+                           : std::to_string(array.ndim()) + "-d array"));
+  }
+  return array;
+}
+
 // Tags from arrays (or lists) of times in ps and channels; floats are taken only where they
 // are whole numbers, so that no value is silently rounded.
 std::unique_ptr<Source> memorySource(const py::object& times, const py::object& channels,
                                      std::size_t block_size, std::optional<timestamp_t> begin,
                                      std::optional<timestamp_t> end) {
-  const py::array time_values(times);
-  const py::array channel_values(channels);
-  if (time_values.ndim() != 1 || channel_values.ndim() != 1 ||
-      time_values.size() != channel_values.size()) {
-    throw InvalidArgument("times and channels must be 1-d arrays of the same length (got " +
+  const py::array time_values = oneDimensional(times, kTimes);
+  const py::array channel_values = oneDimensional(channels, kChannels);
+  if (time_values.size() != channel_values.size()) {
+    throw InvalidArgument("times and channels must have the same length (got " +
                           std::to_string(time_values.size()) + " and " +
                           std::to_string(channel_values.size()) + " elements)");
   }
@@ -182,12 +192,33 @@ std::unique_ptr<Source> memorySource(const py::object& times, const py::object& 
   return std::make_unique<MemorySource>(std::move(tags), block_size);
 }
 
+// A numbered key (group_0, group_1, ...) takes its place among the arguments as one list of
+// lists under its plural (groups), which the Python wrapper numbers.
 py::list schemaKeys(const ParameterSchema& schema) {
   py::list keys;
   for (const ParameterSpec& spec : schema.keys()) {
-    if (!spec.isNumbered()) keys.append(spec.name());
+    keys.append(spec.isNumbered() ? spec.name() + "s" : spec.name());
   }
   return keys;
+}
+
+py::dict numberedKeys(const ParameterSchema& schema) {
+  py::dict numbered;
+  for (const ParameterSpec& spec : schema.keys()) {
+    if (spec.isNumbered()) numbered[py::str(spec.name() + "s")] = spec.name();
+  }
+  return numbered;
+}
+
+template <typename Kinds>
+py::dict kindTable(const Kinds& kinds) {
+  py::dict table;
+  for (const auto& kind : kinds) {
+    table[py::str(kind.schema->kind())] =
+        py::make_tuple(schemaKeys(*kind.schema), kind.schema->summary(), kind.schema->help("    "),
+                       numberedKeys(*kind.schema));
+  }
+  return table;
 }
 
 }  // namespace
@@ -258,30 +289,9 @@ void bindEngine(py::module_& module) {
         requireSplitsByTime(findKind(allMeasurementKinds(), kind, "measurement"));
       },
       py::arg("kind"), "raise ValueError if the kind cannot run as shards (parallel > 1)");
-  module.def("measurement_kinds", [] {
-    py::dict kinds;
-    for (const MeasurementKind& kind : allMeasurementKinds()) {
-      kinds[py::str(kind.kind())] = py::make_tuple(schemaKeys(*kind.schema), kind.schema->summary(),
-                                                   kind.schema->help("    "));
-    }
-    return kinds;
-  });
-  module.def("channel_kinds", [] {
-    py::dict kinds;
-    for (const VirtualChannelKind& kind : virtualChannelKinds()) {
-      kinds[py::str(kind.kind())] = py::make_tuple(schemaKeys(*kind.schema), kind.schema->summary(),
-                                                   kind.schema->help("    "));
-    }
-    return kinds;
-  });
-  module.def("source_kinds", [] {
-    py::dict kinds;
-    for (const SourceKind& kind : sourceKinds()) {
-      kinds[py::str(kind.schema->kind())] = py::make_tuple(
-          schemaKeys(*kind.schema), kind.schema->summary(), kind.schema->help("    "));
-    }
-    return kinds;
-  });
+  module.def("measurement_kinds", [] { return kindTable(allMeasurementKinds()); });
+  module.def("channel_kinds", [] { return kindTable(virtualChannelKinds()); });
+  module.def("source_kinds", [] { return kindTable(sourceKinds()); });
 }
 
 }  // namespace tagflow::python

@@ -6,6 +6,15 @@
 
 namespace tagflow::python {
 
+namespace {
+
+std::string typeName(const py::handle& value) {
+  if (py::isinstance<py::dtype>(value)) return py::str(value).cast<std::string>();
+  return py::str(value.get_type().attr("__name__")).cast<std::string>();
+}
+
+}  // namespace
+
 PythonMeasurement::PythonMeasurement(std::string name)
     : Measurement("PythonMeasurement", std::move(name), Parameters{}) {}
 
@@ -23,10 +32,21 @@ void PythonMeasurement::collectResults(ResultSet& out) const {
   py::gil_scoped_acquire gil;
   const py::object results = const_cast<PythonMeasurement*>(this)->resultsPython();
   if (results.is_none()) return;
+  const std::string owner = "CustomMeasurement '" + name() + "': results()";
+  if (!py::isinstance<py::dict>(results)) {
+    throw py::type_error(owner + " returned " + typeName(results) +
+                         " (valid: a dict of numeric arrays, or None)");
+  }
   for (const auto& [key, value] : results.cast<py::dict>()) {
     const std::string name = py::str(key).cast<std::string>();
     const py::array array = py::array::ensure(value);
-    if (!array) throw py::type_error("results()['" + name + "'] is not an array");
+    if (!array) throw py::type_error(owner + "['" + name + "'] is not an array");
+    // Numbers only: anything else (text, objects) has no HDF5 result type.
+    if (const char kind = array.dtype().kind();
+        kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b') {
+      throw py::type_error(owner + "['" + name + "'] holds " + typeName(array.dtype()) +
+                           " values (valid: integers, floats or bools)");
+    }
     std::vector<std::size_t> shape(array.shape(), array.shape() + array.ndim());
     if (array.dtype().kind() == 'f') {
       const py::array_t<double, py::array::c_style | py::array::forcecast> values(array);

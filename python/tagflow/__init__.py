@@ -60,7 +60,7 @@ def _parallel_count(kind, parallel):
                         f"{type(parallel).__name__} {parallel!r}") from None
 
 
-def _arguments(kind, keys, args, kwargs):
+def _arguments(kind, keys, numbered, args, kwargs):
     if len(args) > len(keys):
         raise TypeError(f"{kind}() takes at most {len(keys)} positional arguments after the "
                         f"graph ({', '.join(keys)}), {len(args)} given")
@@ -68,7 +68,24 @@ def _arguments(kind, keys, args, kwargs):
         if key in kwargs:
             raise TypeError(f"{kind}() got argument '{key}' twice")
         kwargs[key] = value
+    for plural, prefix in numbered.items():
+        if plural in kwargs:
+            if any(key.startswith(prefix + "_") for key in kwargs):
+                raise TypeError(f"{kind}() got both '{plural}' and numbered {prefix}_N "
+                                "arguments (valid: one of the two)")
+            kwargs.update(_numbered(kind, plural, prefix, kwargs.pop(plural)))
     return kwargs
+
+
+def _numbered(kind, plural, prefix, lists):
+    """groups=[[1, 2], [3, 4]] as group_0=[1, 2], group_1=[3, 4]."""
+    def is_list(value):
+        return not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and \
+            hasattr(value, "__getitem__")
+    if not is_list(lists) or not all(is_list(item) for item in lists):
+        raise TypeError(f"{kind}() argument '{plural}': expected a list of channel lists, e.g. "
+                        f"[[1, 2], [3, 4]], got {lists!r}")
+    return {f"{prefix}_{number}": list(item) for number, item in enumerate(lists)}
 
 
 # What a sharded measurement's object answers itself; every other get...() reads a fresh merge
@@ -101,12 +118,12 @@ def _sharded_view(cls):
     return view
 
 
-def _node_class(base, keys, summary, help_text, add):
+def _node_class(base, keys, summary, help_text, numbered, add):
     def __init__(self, graph, *args, name=None, parallel=1, **kwargs):
         _check_owner(base.__name__, graph, name)
         parallel = _parallel_count(base.__name__, parallel)
         name = graph._unique_name(base.__name__, name)
-        kwargs = _arguments(base.__name__, keys, args, kwargs)
+        kwargs = _arguments(base.__name__, keys, numbered, args, kwargs)
         if parallel != 1 and add != "_add_measurement":
             raise TypeError(f"{base.__name__}() got an unexpected keyword argument 'parallel'")
         if parallel != 1:
@@ -124,6 +141,8 @@ def _node_class(base, keys, summary, help_text, add):
 
     signature = ", ".join(keys) + (", parallel=1" if add == "_add_measurement" else "")
     doc = f"{summary}\n\n{base.__name__}(graph, {signature}, name=None)\n\n{help_text}"
+    for plural, prefix in numbered.items():
+        doc += f"\n{plural}=[[...], [...], ...] gives {prefix}_0, {prefix}_1, ... in one list."
     if add == "_add_measurement":
         doc += ("\n\nparallel=N runs it as N shards on N cores (the kinds whose counts are sums: "
                 "Countrate, Correlation, HistogramLogBins without gates); N = 1 is one node.")
@@ -133,12 +152,12 @@ def _node_class(base, keys, summary, help_text, add):
     return type(base.__name__, (base,), attributes)
 
 
-for _kind, (_keys, _summary, _help) in _core.measurement_kinds().items():
+for _kind, (_keys, _summary, _help, _numbered_keys) in _core.measurement_kinds().items():
     globals()[_kind] = _node_class(getattr(_core, _kind), _keys, _summary, _help,
-                                   "_add_measurement")
-for _kind, (_keys, _summary, _help) in _core.channel_kinds().items():
+                                   _numbered_keys, "_add_measurement")
+for _kind, (_keys, _summary, _help, _numbered_keys) in _core.channel_kinds().items():
     globals()[_kind] = _node_class(getattr(_core, _kind), _keys, _summary, _help,
-                                   "_add_channel")
+                                   _numbered_keys, "_add_channel")
 
 
 class CustomMeasurement(_core.PythonMeasurement):

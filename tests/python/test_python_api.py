@@ -2,7 +2,8 @@
 the lifecycle methods, the profile as plain data, lifetimes (a node used after its graph is
 gone, a graph dropped while it runs, arrays kept after their measurement), Ctrl-C during a
 blocking call, bad arguments with the C++ messages, MemorySource's refusal of what is not a
-whole number, virtual channels of another graph, and a CustomMeasurement without process()."""
+whole number or not one-dimensional, virtual channels of another graph, Coincidences' groups as
+one list, and a CustomMeasurement without process() or with results() that are not numbers."""
 
 import gc
 import os
@@ -339,9 +340,13 @@ def test_memory_source_takes_whole_numbers_only():
     for times, channels, message in (
             ([0, None], [1, 1], r"times\[1\] = None is not a number"),
             (np.array([True, False]), [1, 1], r"times must hold numbers, got dtype bool"),
-            ([0, 1], ["1", "2"], r"channels must hold numbers, got dtype <U1")):
+            ([0, 1], ["1", "2"], r"channels must hold numbers, got dtype <U1"),
+            (None, None, r"times must be a 1-d array or list, got NoneType"),
+            ([0, 1], np.ones((2, 1)), r"channels must be a 1-d array or list, got 2-d array")):
         with pytest.raises(TypeError, match=message):
             tf.MemorySource(times, channels)
+    with pytest.raises(ValueError, match=r"must have the same length \(got 2 and 1 elements\)"):
+        tf.MemorySource([0, 1], [1])
     # The order of the tags is checked as before.
     with pytest.raises(ValueError, match=r"times\[2\] = 5 ps is earlier than times\[1\] = 10 ps"):
         tf.MemorySource(np.array([1.0, 10.0, 5.0]), [1, 1, 1])
@@ -391,3 +396,51 @@ def test_custom_measurement_without_process_is_refused():
     counting = Counting(graph)
     profile = graph.run()
     assert counting.tags == profile["tags"] > 0
+
+
+def coincidence_counts(make_groups):
+    graph = tf.Graph(tf.SyntheticSource(seed=2, duration_ps=2 * 10**10))
+    coincidences = make_groups(graph)
+    rates = tf.Countrate(graph, coincidences.getChannels())
+    graph.run()
+    return coincidences.parameters, rates.getCountsTotal()
+
+
+def test_coincidence_groups_as_one_list():
+    # groups=[[...], ...] (positional too, or a numpy array) is group_0=..., group_1=...
+    numbered = coincidence_counts(
+        lambda g: tf.Coincidences(g, group_0=[1, 2], group_1=[1, 3], coincidence_window=5000))
+    assert numbered[1].sum() > 0
+    for make in (lambda g: tf.Coincidences(g, groups=[[1, 2], [1, 3]], coincidence_window=5000),
+                 lambda g: tf.Coincidences(g, [[1, 2], [1, 3]], 5000),
+                 lambda g: tf.Coincidences(g, np.array([[1, 2], [1, 3]]), 5000)):
+        parameters, counts = coincidence_counts(make)
+        assert parameters == numbered[0]
+        assert np.array_equal(counts, numbered[1])
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+    with pytest.raises(TypeError, match=r"argument 'groups': expected a list of channel lists"):
+        tf.Coincidences(graph, [1, 2])
+    with pytest.raises(TypeError, match=r"both 'groups' and numbered group_N"):
+        tf.Coincidences(graph, [[1, 2]], group_1=[3, 4])
+    with pytest.raises(ValueError, match=r"group_0"):
+        tf.Coincidences(graph, [[1]])
+
+
+@pytest.mark.parametrize("results, message", [
+    (5, r"CustomMeasurement 'Bad': results\(\) returned int \(valid: a dict of numeric arrays"),
+    ({"a": ["x"]}, r"results\(\)\['a'\] holds <U1 values \(valid: integers, floats or bools\)"),
+    ({"a": [object()]}, r"results\(\)\['a'\] holds object values"),
+])
+def test_custom_results_that_are_not_numeric_arrays(results, message):
+    class Bad(tf.CustomMeasurement):
+        def process(self, tags):
+            pass
+
+        def results(self):
+            return results
+
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+    bad = Bad(graph)
+    graph.run()
+    with pytest.raises(TypeError, match=message):
+        bad.getResults()
