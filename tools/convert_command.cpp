@@ -152,6 +152,7 @@ int convertCommand(const ConvertOptions& options) {
     file_options.compression = tagfile::compressionFromName(options.compression.value_or("none"));
     file_options.configuration = configuration;
     file_options.channels = channels;
+    file_options.partial_output_kept = false;  // the guard removes a failed output
     const OutputGuard guard(options.output, true);
     TagFileWriter writer(file_options);
     BlockPacker packer(file_options.compression);

@@ -155,3 +155,44 @@ TEST_CASE("FileWriter: parts written before a full disk stay readable", "[tagfil
   for (std::size_t i = 0; i < 20; ++i) part_0 += stream.blocks[i].tags.size();
   checkReadablePrefix(path, stream.tags, part_0 + 1);
 }
+
+TEST_CASE("TagFileWriter: a part whose header cannot be written is removed, not left empty",
+          "[tagfile]") {
+  test::TempDir dir;
+  TagFileOptions options;
+  options.path = dir.file("empty.tags");
+  {
+    FileSizeLimit limit(0);
+    CHECK_THROWS_WITH(TagFileWriter(options),
+                      Catch::Contains("empty.tags' failed at its start: File too large") &&
+                          Catch::Contains("the empty file was removed"));
+  }
+  CHECK_FALSE(std::filesystem::exists(options.path));
+}
+
+TEST_CASE("TagFileWriter: an output its caller removes on failure is promised to nobody",
+          "[tagfile]") {
+  test::TempDir dir;
+  const test::DrainedStream stream = test::drainSynthetic(test::mixedConfig(20'000'000'000, 4096));
+  for (const bool kept : {true, false}) {
+    TagFileOptions options;
+    options.path = dir.file(kept ? "kept.tags" : "removed.tags");
+    options.partial_output_kept = kept;
+    TagFileWriter writer(options);
+    BlockPacker packer(options.compression);
+    EncodedBlock encoded;
+    FileSizeLimit limit(20'000);
+    std::string message;
+    try {
+      for (const auto& block : stream.blocks) {
+        packer.pack(block.tags, block.begin, block.end, encoded);
+        writer.write(encoded);
+      }
+    } catch (const IoError& error) {
+      message = error.what();
+    }
+    CHECK_THAT(message, Catch::Contains("failed at byte offset") &&
+                            Catch::Contains("File too large"));
+    CHECK(Catch::Contains("remain readable").match(message) == kept);
+  }
+}

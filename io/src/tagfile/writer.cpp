@@ -120,9 +120,26 @@ void TagFileWriter::checkUsable() const {
 
 void TagFileWriter::fail(const std::string& what, int error_number) {
   error_ = what + " tag file '" + part_path_ + "' failed at byte offset " +
-           std::to_string(offset_) + ": " + std::strerror(error_number) + "; the " +
-           std::to_string(offset_) + " bytes before it (" + std::to_string(part_) +
-           " earlier part(s) complete) remain readable";
+           std::to_string(offset_) + ": " + std::strerror(error_number);
+  if (options_.partial_output_kept) {
+    error_ += "; the " + std::to_string(offset_) + " bytes before it (" + std::to_string(part_) +
+              " earlier part(s) complete) remain readable";
+  }
+  // Not even the part's header landed: an empty file no reader accepts, left behind as if it
+  // were a recording. The earlier parts still read as a complete set without it.
+  struct stat status {};
+  if (offset_ == 0 && fd_ >= 0 && fstat(fd_, &status) == 0 && S_ISREG(status.st_mode) &&
+      ::unlink(part_path_.c_str()) == 0) {
+    error_ = what + " tag file '" + part_path_ +
+             "' failed at its start: " + std::strerror(error_number) +
+             "; nothing was written, the empty file was removed" +
+             (part_ == 0 || !options_.partial_output_kept
+                  ? std::string()
+                  : ", and the " + std::to_string(part_) + " earlier part(s) remain readable");
+    ::close(fd_);
+    fd_ = -1;
+    throw IoError(error_);
+  }
   if (fd_ >= 0) {
     // Best effort: drop the partial record and end the part cleanly where it was complete.
     if (ftruncate(fd_, static_cast<off_t>(offset_)) == 0 &&
@@ -227,7 +244,7 @@ void TagFileWriter::beginNextPart() {
   if (::close(previous) != 0 && error_number == 0) error_number = errno;
   if (error_number != 0) {
     error_ = "ending tag file '" + previous_path + "' failed: " + std::strerror(error_number) +
-             "; its records remain readable";
+             (options_.partial_output_kept ? "; its records remain readable" : "");
     ::close(fd_);
     fd_ = -1;
     throw IoError(error_);

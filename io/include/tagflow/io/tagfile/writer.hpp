@@ -49,6 +49,9 @@ struct TagFileOptions {
   std::vector<channel_t> channels;  // recorded channels; empty: all
   // Bytes between background syncs of the current part; 0: none (the system's schedule).
   std::uint64_t sync_every = kDefaultSyncEvery;
+  // False where the caller removes a failed output (a conversion): its errors then promise
+  // nothing of what was written.
+  bool partial_output_kept = true;
 
   // Throws InvalidArgument naming a bad value and its valid range.
   void validate() const;
