@@ -3,11 +3,15 @@ the lifecycle methods, the profile as plain data, lifetimes (a node used after i
 gone, a graph dropped while it runs, arrays kept after their measurement), Ctrl-C during a
 blocking call, bad arguments with the C++ messages, MemorySource's refusal of what is not a
 whole number or not one-dimensional, virtual channels of another graph, Coincidences' groups as
-one list, and a CustomMeasurement without process() or with results() that are not numbers."""
+one list, a CustomMeasurement without process() or with results() that are not numbers, and
+results written onto a full disk."""
 
 import gc
 import os
+import resource
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -444,3 +448,32 @@ def test_custom_results_that_are_not_numeric_arrays(results, message):
     graph.run()
     with pytest.raises(TypeError, match=message):
         bad.getResults()
+
+
+def test_results_onto_a_full_disk_fail_cleanly(scratch):
+    # A file size limit fails writes as a full disk does. The interpreter must report the error,
+    # keep the earlier file, and exit normally (HDF5's clean-up at exit once crashed here).
+    path = scratch / "results.h5"
+    path.write_bytes(b"earlier")
+    script = f"""
+import tagflow as tf
+graph = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+tf.Counter(graph, list(range(1, 9)), binwidth=1000, n_values=4000)
+graph.run()
+try:
+    tf.write_hdf5({str(path)!r}, graph)
+except OSError as error:
+    print("refused:", error)
+"""
+
+    def limit_file_size():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          preexec_fn=limit_file_size, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"refused: cannot write results file '{path}'" in done.stdout
+    assert "File too large" in done.stdout
+    assert path.read_bytes() == b"earlier"
+    assert [p.name for p in scratch.iterdir()] == ["results.h5"]

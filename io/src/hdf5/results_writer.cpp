@@ -1,5 +1,6 @@
 #include "tagflow/io/hdf5/results_writer.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <hdf5.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <ctime>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "hdf5/handle.hpp"
 #include "hdf5/replace_whole.hpp"
@@ -191,6 +193,32 @@ std::string utcNow() {
   return text;
 }
 
+// Creates `temporary` with `bytes`, durable before it replaces the results file `path`.
+void writeFileWhole(const std::string& temporary, const std::string& path,
+                    const std::vector<std::uint8_t>& bytes) {
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError("cannot create '" + temporary + "': " + std::strerror(errno));
+  std::size_t done = 0;
+  int error_number = 0;
+  while (done < bytes.size() && error_number == 0) {
+    const ssize_t written = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (written > 0) {
+      done += static_cast<std::size_t>(written);
+    } else if (written < 0 && errno != EINTR) {
+      error_number = errno;
+    } else if (written == 0) {
+      error_number = EIO;
+    }
+  }
+  if (error_number == 0 && ::fdatasync(fd) != 0) error_number = errno;
+  if (::close(fd) != 0 && error_number == 0) error_number = errno;
+  if (error_number != 0) {
+    throw IoError("cannot write results file '" + path + "' (" + std::to_string(bytes.size()) +
+                  " bytes, failed at " + std::to_string(done) +
+                  "): " + std::strerror(error_number));
+  }
+}
+
 }  // namespace
 
 std::string resultsTemporaryPath(const std::string& path) {
@@ -235,8 +263,13 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions with our messages
   checkOutputWritable(path);  // names `path` and the system's reason, not the temporary's
   replaceWhole(path, "results", [&](const std::string& temporary) {
-    Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-                "create '" + temporary + "'");
+    // The file is built in memory and written by us: HDF5 never meets a failing write (a full
+    // disk), after which its file stayed half-closed and crashed the process when the library
+    // cleaned up at exit.
+    Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "create a file access list");
+    check(H5Pset_fapl_core(access, std::size_t{1} << 20, false), "build the file in memory");
+    Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access), H5Fclose,
+                "create '" + temporary + "' in memory");
     writeStringAttribute(file, "format", "tagflow-results/1");
     writeStringAttribute(file, "producer", "tagflow");
     writeStringAttribute(file, "tagflow_version", tagflowVersion());
@@ -255,7 +288,13 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
         writeParameterAttribute(group, key, value);
     }
     check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush '" + temporary + "'");
+    const ssize_t size = H5Fget_file_image(file, nullptr, 0);
+    check(size < 0 ? -1 : 0, "size the image of '" + temporary + "'");
+    std::vector<std::uint8_t> image(static_cast<std::size_t>(size));
+    check(H5Fget_file_image(file, image.data(), image.size()) == size ? 0 : -1,
+          "copy the image of '" + temporary + "'");
     file.close("close '" + temporary + "'");
+    writeFileWhole(temporary, path, image);
   });
 }
 
