@@ -9,7 +9,7 @@ namespace tagflow {
 
 namespace {
 
-constexpr timestamp_t kTimeLimit = timestamp_t{1} << 62;
+constexpr timestamp_t kTimeLimit = kStreamTimeLimit;
 constexpr const char* kValidTimes = " ps is invalid (valid: -2^62..2^62 ps, about +-53 days)";
 
 timestamp_t firstTime(const std::vector<Tag>& tags) {

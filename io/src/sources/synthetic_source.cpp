@@ -23,9 +23,8 @@ constexpr double kExpectedTagsPerWindow = 8192;
 // timestamp_t arithmetic; above 1e10 Hz a stream is no longer a plausible detector's.
 constexpr double kMinRate = 1e-3;
 constexpr double kMaxRate = 1e10;
-// Stream times stay within +-2^62 ps (about 53 days), as the vendor readers' do, so that a
-// delay, jitter or bin added to a time cannot overflow: an endless stream ends there too.
-constexpr timestamp_t kTimeLimit = timestamp_t{1} << 62;
+// An endless stream ends at the stream time limit, as the vendor readers' streams do.
+constexpr timestamp_t kTimeLimit = kStreamTimeLimit;
 // Generation runs one guard interval (delays plus jitter) ahead of the stream; the events of
 // that interval are held in memory, so their expected number is bounded.
 constexpr std::uint64_t kMaxEventsAhead = std::uint64_t{1} << 24;

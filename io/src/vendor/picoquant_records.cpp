@@ -43,7 +43,7 @@ constexpr std::array kRecordTypes{
 
 // Every time stays below 2^62 ps (53 days), a T3 sync time and its dtime below 2^61 ps each,
 // so that no sum of them and no block end one past a tag leaves timestamp_t.
-constexpr std::uint64_t kTimeLimitPs = std::uint64_t{1} << 62;
+constexpr auto kTimeLimitPs = static_cast<std::uint64_t>(kStreamTimeLimit);
 
 // A count of units in picoseconds, the exact value rounded to the nearest picosecond (halves
 // up). The unit is a 64.64-bit fixed-point number, so that count * unit is exact in integer

@@ -66,4 +66,8 @@ inline void prefetchAhead(const Tag* tag) {
 
 inline constexpr timestamp_t kPicosecondsPerSecond = 1'000'000'000'000;
 
+// Sources keep stream times within +-2^62 ps (about 53 days), so that a delay, jitter or bin
+// added to a time cannot overflow.
+inline constexpr timestamp_t kStreamTimeLimit = timestamp_t{1} << 62;
+
 }  // namespace tagflow
