@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: install packages, check that includes point
-# down the layers, build everything (Release, warnings are errors), run every test with ctest
-# (the installed package used from a project of its own among them), then rebuild the core,
-# graph, measurement and channel tests for a baseline x86-64 processor (the portable fallbacks
-# of the AVX2 fast paths) and under AddressSanitizer+UBSan (with the split-by-time and the
-# live view's C++ tests),
-# and the core tests under
-# ThreadSanitizer with the UDP link's and the tag file recorder's threads, and run them, and last runs each libFuzzer target for a bounded time
-# (FUZZ_SECONDS, default 30). Under TSan the tests that run a flow graph are left out: Debian's oneTBB is not
-# built with TSan, so the hand-offs it orders between tasks look like races to TSan (see
-# docs/testing.md). Build folders: build/, build-asan/, build-tsan/.
+# down the layers, build everything (Release, warnings are errors) and run every test with
+# ctest (the installed package used from a project of its own among them). Then rebuild and
+# run the core, graph, measurement and channel tests for a baseline x86-64 processor (the
+# portable fallbacks of the AVX2 fast paths); those, the split-by-time and the live view's
+# C++ tests under AddressSanitizer+UBSan; and the core, UDP link and tag file tests (their
+# recorder's threads) under ThreadSanitizer. Last, each libFuzzer target runs for a bounded
+# time (FUZZ_SECONDS, default 30). Under TSan the tests that run a flow graph are left out:
+# Debian's oneTBB is not built with TSan, so the hand-offs it orders between tasks look like
+# races to TSan (see docs/testing.md). Build folders: build/, build-baseline/, build-asan/,
+# build-tsan/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jobs="${TAGFLOW_JOBS:-2}"

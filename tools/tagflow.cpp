@@ -16,6 +16,37 @@
 #include "tagflow/io/hdf5/results_writer.hpp"
 #include "tagflow/io/vendor/vendor_formats.hpp"
 
+namespace {
+
+const CLI::Option* parsedOption(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* command : app.get_subcommands()) {
+    if (const CLI::Option* option = parsedOption(*command, name)) return option;
+  }
+  return app.get_option_no_throw(name);
+}
+
+// CLI11 reports a value of the wrong type as "Could not convert: --drop = a,b"; this also says
+// what the option takes.
+std::string explainConversion(const CLI::App& app, const std::string& message) {
+  const std::string prefix = "Could not convert: ";
+  const auto equals = message.find(" = ");
+  if (message.rfind(prefix, 0) != 0 || equals == std::string::npos) return message;
+  const std::string name = message.substr(prefix.size(), equals - prefix.size());
+  const CLI::Option* option = parsedOption(app, name);
+  if (option == nullptr) return message;
+  const std::string type = option->get_type_name();
+  const bool list = option->get_items_expected_max() > 1;
+  const std::string takes = type == "UINT"
+                                ? (list ? "non-negative integers" : "a non-negative integer")
+                            : type == "INT"   ? (list ? "integers" : "an integer")
+                            : type == "FLOAT" ? (list ? "numbers" : "a number")
+                                              : type;
+  return name + " '" + message.substr(equals + 3) + "' is invalid (valid: " + takes +
+         (list ? ", separated by spaces" : "") + ")";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace tagflow;
   skipHdf5CleanupAtExit();
@@ -175,6 +206,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     return app.exit(error) == 0 ? 0 : 2;
+  } catch (const CLI::ConversionError& error) {
+    std::cerr << "tagflow: error: " << explainConversion(app, error.what()) << "\n";
+    return 2;
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;
   }
