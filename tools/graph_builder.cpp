@@ -8,6 +8,7 @@
 #include "tagflow/channels/registry.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/sharded_measurement.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
 #include "tagflow/kinds.hpp"
 
 namespace tagflow::cli {
@@ -146,6 +147,8 @@ std::vector<std::size_t> buildOrder(const std::vector<MeasurementSpec>& channels
 BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
   BuiltGraph built;
   Resolver resolver;
+  // Before any node is made: a FileWriter creates its file when it is built.
+  for (const MeasurementSpec& spec : config.measurements) checkResultsName(spec.name);
   for (std::size_t i : buildOrder(config.channels)) {
     const MeasurementSpec& spec = config.channels[i];
     const std::string owner = "channel '" + spec.name + "' (" + spec.kind + ")";

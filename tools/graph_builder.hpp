@@ -3,7 +3,8 @@
 // starts with "group") may name a virtual channel instead of giving a number: "herald" is that
 // channel's output, "coincidences:1" the second output of a node with several. Virtual
 // channels are built in the order their references need; an unknown name, an output index out
-// of range or a cycle of references is an InvalidArgument naming the node.
+// of range or a cycle of references is an InvalidArgument naming the node. A measurement name
+// that cannot name a group of the results file is refused before any node is made.
 #pragma once
 
 #include <memory>

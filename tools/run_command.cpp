@@ -171,7 +171,6 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   MeasurementGraph graph(guarded, graph_options);
   const BuiltGraph nodes = buildGraph(config, graph);
   const auto& measurements = nodes.measurements;
-  for (const auto& measurement : measurements) checkResultsName(measurement->name());
   if (!options.quiet && speaks) {
     std::cout << "source: " << source->describe() << "\n";
     std::cout << "running " << measurements.size() << " measurement(s)";

@@ -25,7 +25,6 @@ int serveCommand(const ServeCommandOptions& options) {
   DamagedTailGuard guarded(*source);
   MeasurementGraph graph(guarded, graphOptionsOf(config));
   const BuiltGraph nodes = buildGraph(config, graph);
-  for (const auto& measurement : nodes.measurements) checkResultsName(measurement->name());
 
   ServeOptions serve_options;
   serve_options.address = options.address;

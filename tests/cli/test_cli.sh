@@ -213,7 +213,9 @@ refuses() {
   shift 2
   rm -f out.h5 w.tags
   expect_command_failure "$name" "${EXIT_CODE:-2}" "$message" "$@"
-  if ls out.h5 w.tags >/dev/null 2>&1; then fail "$name: an output file was left behind"; fi
+  for left in out.h5 w.tags; do
+    if [ -e "$left" ]; then fail "$name: an output file was left behind: $left"; fi
+  done
 }
 cp good.toml keep.toml
 refuses "results onto the configuration" "[run] output 'keep.toml' is the same file as the configuration" \
@@ -291,7 +293,7 @@ for command in "convert corrupt.tags half.raw" "convert corrupt.tags half.tags -
   "$tagflow" $command >stdout.txt 2>stderr.txt
   status=$?
   if [ "$status" -eq 1 ] && grep -qF "payload checksum mismatch" stderr.txt &&
-    ! ls half.raw half.tags half.*.tags >/dev/null 2>&1; then
+    [ -z "$(ls half.raw half.tags half.*.tags 2>/dev/null)" ]; then
     pass "tagflow $command: a corrupt input leaves no output"
   else
     fail "tagflow $command: exit $status, '$(cat stderr.txt)', left: $(ls half* 2>/dev/null)"
@@ -345,7 +347,7 @@ refuses "a tag file option for a raw output" "--compression applies to tags outp
   "$tagflow" convert kept.raw other.raw --compression zstd
 refuses "a Photon-HDF5 option for a PTU output" "--description applies to h5 outputs only" \
   "$tagflow" convert kept.raw other.ptu --description "a test"
-ls other.raw other.ptu >/dev/null 2>&1 && fail "a refused conversion left its output"
+[ -z "$(ls other.raw other.ptu 2>/dev/null)" ] || fail "a refused conversion left its output"
 
 EXIT_CODE=1 refuses "a folder for a configuration" "cannot read config file 'a_folder': it is a folder" \
   "$tagflow" run -q a_folder
