@@ -2,8 +2,9 @@
 // measurement), every array as a dataset with `unit` and `description` attributes, the
 // measurement's parameters and run facts as group attributes, the engine profile under
 // /profile, and file attributes naming the producer, version, creation time and source.
-// The file is written under a temporary name in the same folder and renamed at the end, so
-// a failed run never leaves a half-written file under the final name. Layout: docs/hdf5-layout.md.
+// The file is built in memory, written under a temporary name in the same folder, synced and
+// renamed at the end, so a failed run never leaves a half-written file under the final name.
+// Layout: docs/hdf5-layout.md.
 #pragma once
 
 #include <string>
