@@ -6,6 +6,7 @@
 
 #include "conversions.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
 
 namespace tagflow::python {
 
@@ -109,10 +110,35 @@ void PythonGraph::removeMeasurement(py::object measurement) {
   std::erase_if(measurements_, [&](const py::object& held) { return held.is(measurement); });
 }
 
-std::string PythonGraph::uniqueName(const std::string& kind, const py::object& name) {
-  if (!name.is_none()) return name.cast<std::string>();
-  const int number = ++names_[kind];
-  return number == 1 ? kind : kind + "_" + std::to_string(number);
+std::string PythonGraph::uniqueName(const std::string& kind, const py::object& name,
+                                    bool measurement) {
+  const auto taken = [&](const std::string& candidate) {
+    if (measurement) {
+      return std::ranges::any_of(graph_->measurements(), [&](const Measurement* node) {
+        return node->name() == candidate;
+      });
+    }
+    return std::ranges::any_of(channels_, [&](const py::object& channel) {
+      return channel.cast<const VirtualChannel&>().name() == candidate;
+    });
+  };
+  if (!name.is_none()) {
+    const std::string chosen = name.cast<std::string>();
+    // Refused before the node is made: a FileWriter creates its file when it is built.
+    if (measurement) checkResultsName(chosen);
+    if (taken(chosen)) {
+      throw InvalidArgument("duplicate " +
+                            std::string(measurement ? "measurement" : "virtual channel") +
+                            " name '" + chosen + "' (names must be unique in a graph)");
+    }
+    return chosen;
+  }
+  std::string chosen;
+  do {
+    const int number = ++names_[kind];
+    chosen = number == 1 ? kind : kind + "_" + std::to_string(number);
+  } while (taken(chosen));
+  return chosen;
 }
 
 void PythonGraph::start(timestamp_t duration_ps) {

@@ -32,8 +32,10 @@ class PythonGraph {
   // Whether `channel` was added to this graph: its number means another channel elsewhere.
   bool holdsChannel(const VirtualChannel& channel) const;
   void removeMeasurement(py::object measurement);
-  // `name` when given, else the kind followed by a number that makes it unique.
-  std::string uniqueName(const std::string& kind, const py::object& name);
+  // `name` when given, else the kind followed by a number that makes it unique among the
+  // graph's measurements (`measurement`) or channels. A name given that another node has, or
+  // that cannot name a measurement's group of the results file, is an InvalidArgument.
+  std::string uniqueName(const std::string& kind, const py::object& name, bool measurement);
 
   // Runs in the background; wait() or run() collect the profile.
   void start(timestamp_t duration_ps);

@@ -122,7 +122,7 @@ def _node_class(base, keys, summary, help_text, numbered, add):
     def __init__(self, graph, *args, name=None, parallel=1, **kwargs):
         _check_owner(base.__name__, graph, name)
         parallel = _parallel_count(base.__name__, parallel)
-        name = graph._unique_name(base.__name__, name)
+        name = graph._unique_name(base.__name__, name, add == "_add_measurement")
         kwargs = _arguments(base.__name__, keys, numbered, args, kwargs)
         if parallel != 1 and add != "_add_measurement":
             raise TypeError(f"{base.__name__}() got an unexpected keyword argument 'parallel'")
@@ -183,7 +183,7 @@ class CustomMeasurement(_core.PythonMeasurement):
             raise TypeError(f"{type(self).__name__} must define process(self, tags): a "
                             "CustomMeasurement subclass is handed each run of tags there")
         _check_owner(type(self).__name__, graph, name)
-        _core.PythonMeasurement.__init__(self, graph._unique_name(type(self).__name__, name))
+        _core.PythonMeasurement.__init__(self, graph._unique_name(type(self).__name__, name, True))
         graph._add_measurement(self)
 
 

@@ -4,7 +4,7 @@ gone, a graph dropped while it runs, arrays kept after their measurement), Ctrl-
 blocking call, bad arguments with the C++ messages, MemorySource's refusal of what is not a
 whole number or not one-dimensional, virtual channels of another graph, Coincidences' groups as
 one list, a CustomMeasurement without process() or with results() that are not numbers, and
-results written onto a full disk."""
+results written onto a full disk, and node names refused before the node is made."""
 
 import gc
 import os
@@ -477,3 +477,22 @@ except OSError as error:
     assert "File too large" in done.stdout
     assert path.read_bytes() == b"earlier"
     assert [p.name for p in scratch.iterdir()] == ["results.h5"]
+
+
+def test_names_are_checked_before_the_node_is_made(scratch):
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+    tf.Countrate(graph, [1], name="rates")
+    # A FileWriter creates its file when it is made: a refused name must leave none.
+    for name, message in (("rates", r"duplicate measurement name 'rates'"),
+                          ("a/b", r"measurement name 'a/b' cannot name a group"),
+                          ("profile", r"measurement name 'profile' cannot name a group")):
+        with pytest.raises(ValueError, match=message):
+            tf.FileWriter(graph, scratch / "w.tags", [1], name=name)
+        assert not (scratch / "w.tags").exists()
+    tf.DelayedChannel(graph, 1, 10, name="late")
+    with pytest.raises(ValueError, match=r"duplicate virtual channel name 'late'"):
+        tf.DelayedChannel(graph, 2, 10, name="late")
+    # Numbered names step over one taken by hand.
+    tf.Countrate(graph, [2], name="Countrate")
+    tf.Countrate(graph, [2], name="Countrate_2")
+    assert tf.Countrate(graph, [3]).name == "Countrate_3"
