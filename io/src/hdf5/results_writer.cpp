@@ -18,6 +18,7 @@
 #include "hdf5/replace_whole.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/version.hpp"
+#include "write_fully.hpp"
 
 namespace tagflow {
 
@@ -198,24 +199,13 @@ void writeFileWhole(const std::string& temporary, const std::string& path,
                     const std::vector<std::uint8_t>& bytes) {
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError("cannot create '" + temporary + "': " + std::strerror(errno));
-  std::size_t done = 0;
-  int error_number = 0;
-  while (done < bytes.size() && error_number == 0) {
-    const ssize_t written = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (written > 0) {
-      done += static_cast<std::size_t>(written);
-    } else if (written < 0 && errno != EINTR) {
-      error_number = errno;
-    } else if (written == 0) {
-      error_number = EIO;
-    }
-  }
+  iovec piece{const_cast<std::uint8_t*>(bytes.data()), bytes.size()};
+  int error_number = writeFully(fd, {&piece, 1});
   if (error_number == 0 && ::fdatasync(fd) != 0) error_number = errno;
   if (::close(fd) != 0 && error_number == 0) error_number = errno;
   if (error_number != 0) {
     throw IoError("cannot write results file '" + path + "' (" + std::to_string(bytes.size()) +
-                  " bytes, failed at " + std::to_string(done) +
-                  "): " + std::strerror(error_number));
+                  " bytes): " + std::strerror(error_number));
   }
 }
 
