@@ -20,6 +20,8 @@ packages=(
   # nftables: the network-namespace test drops datagrams in the kernel with it.
   nftables
   python3 python3-dev python3-numpy python3-h5py python3-matplotlib python3-pytest pybind11-dev
+  # `pip install .` into a virtual environment, tested offline.
+  python3-pip python3-venv
   # HDF5 filter plugins, so that compressed Photon-HDF5 files import: lz4 and bzip2, blosc.
   hdf5-filter-plugin hdf5-filter-plugin-blosc-serial
   # PyTables, for validating Photon-HDF5 exports by hand with the format's reference library.

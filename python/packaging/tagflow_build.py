@@ -1,0 +1,152 @@
+"""The build backend behind `pip install .` (PEP 517): CMake builds the compiled module for the
+interpreter that runs pip, and the backend packs it with python/tagflow/ into a wheel.
+
+It needs nothing from the package index (no build requirements), so it works offline and in
+any virtual environment; the C++ libraries it links (oneTBB, HDF5, FFTW, ...) are the system's,
+as for every other build of tagflow (scripts/setup.sh installs them on Debian). The wheel is
+therefore for this machine, not for redistribution.
+
+Config settings (pip install -C KEY=VALUE, or --config-settings):
+  build-dir  a build folder to use. One that CMake has already configured is only built (its
+             options are left alone; its Python must be the one that runs pip); a new or empty
+             one is configured for the Python module alone. Default: build-pip/ in the source.
+"""
+
+import base64
+import hashlib
+import io
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import zipfile
+
+SOURCE = pathlib.Path(__file__).resolve().parents[2]
+PACKAGE = SOURCE / "python" / "tagflow"
+
+
+def _version():
+    text = (SOURCE / "CMakeLists.txt").read_text()
+    match = re.search(r"project\(tagflow VERSION ([0-9.]+)", text)
+    if not match:
+        raise RuntimeError("CMakeLists.txt: no 'project(tagflow VERSION x.y.z' line")
+    return match.group(1)
+
+
+def _metadata():
+    return "\n".join([
+        "Metadata-Version: 2.1",
+        "Name: tagflow",
+        f"Version: {_version()}",
+        "Summary: Time-tag streams into physics results, fast: the tagflow engine from Python",
+        "License: see the source repository",
+        "Requires-Python: >=3.9",
+        "Requires-Dist: numpy",
+        "",
+    ])
+
+
+def _tag():
+    interpreter = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    return f"{interpreter}-{interpreter}-{platform}"
+
+
+def _run(command):
+    print("+", " ".join(map(str, command)), file=sys.stderr, flush=True)
+    subprocess.run(command, check=True, stdout=sys.stderr)
+
+
+def _build_module(config_settings):
+    """Builds the compiled module; returns its path."""
+    settings = config_settings or {}
+    build = pathlib.Path(settings.get("build-dir") or SOURCE / "build-pip").resolve()
+    if not (build / "CMakeCache.txt").exists():
+        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        _run(["cmake", "-S", SOURCE, "-B", build, *generator, "-DCMAKE_BUILD_TYPE=Release",
+              f"-DPython_EXECUTABLE={sys.executable}", "-DTAGFLOW_BUILD_TESTS=OFF",
+              "-DTAGFLOW_BUILD_BENCH=OFF", "-DTAGFLOW_BUILD_EXAMPLES=OFF"])
+    _run(["cmake", "--build", build, "--target", "_tagflow", "--parallel",
+          str(os.cpu_count() or 1)])
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    module = build / "python" / "tagflow" / f"_tagflow{suffix}"
+    if not module.exists():
+        built = sorted(p.name for p in (build / "python" / "tagflow").glob("_tagflow*"))
+        raise RuntimeError(f"{build} holds {built or 'no module'}, not _tagflow{suffix}: it "
+                           f"was configured for another Python than {sys.executable}")
+    return module
+
+
+def _record_line(name, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def _dist_info(metadata_directory):
+    dist_info = pathlib.Path(metadata_directory) / f"tagflow-{_version()}.dist-info"
+    dist_info.mkdir(parents=True, exist_ok=True)
+    (dist_info / "METADATA").write_text(_metadata())
+    return dist_info.name
+
+
+# PEP 517 hooks.
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def get_requires_for_build_sdist(config_settings=None):
+    return []
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    return _dist_info(metadata_directory)
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    module = _build_module(config_settings)
+    dist_info = f"tagflow-{_version()}.dist-info"
+    files = {f"tagflow/{path.name}": path.read_bytes()
+             for path in sorted(PACKAGE.glob("*.py"))}
+    files[f"tagflow/{module.name}"] = module.read_bytes()
+    files[f"{dist_info}/METADATA"] = _metadata().encode()
+    files[f"{dist_info}/WHEEL"] = "\n".join([
+        "Wheel-Version: 1.0", "Generator: tagflow_build", "Root-Is-Purelib: false",
+        f"Tag: {_tag()}", ""]).encode()
+    record = [_record_line(name, data) for name, data in files.items()]
+    record.append(f"{dist_info}/RECORD,,")
+    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
+
+    name = f"tagflow-{_version()}-{_tag()}.whl"
+    with zipfile.ZipFile(pathlib.Path(wheel_directory) / name, "w",
+                         zipfile.ZIP_DEFLATED) as wheel:
+        for path, data in files.items():
+            info = zipfile.ZipInfo(path, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = (0o755 if path.endswith(".so") else 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            wheel.writestr(info, data)
+    return name
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    """The files git tracks, as tagflow-VERSION.tar.gz."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=SOURCE, check=True,
+                                capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise RuntimeError(f"a source archive is made from a git checkout ({error})") from None
+    base = f"tagflow-{_version()}"
+    name = f"{base}.tar.gz"
+    with tarfile.open(pathlib.Path(sdist_directory) / name, "w:gz") as archive:
+        for path in filter(None, listed.decode().split("\0")):
+            if (SOURCE / path).is_file():
+                archive.add(SOURCE / path, arcname=f"{base}/{path}")
+        info = tarfile.TarInfo(f"{base}/PKG-INFO")
+        data = _metadata().encode()
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    return name
