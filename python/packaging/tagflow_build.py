@@ -58,7 +58,11 @@ def _tag():
 
 def _run(command):
     print("+", " ".join(map(str, command)), file=sys.stderr, flush=True)
-    subprocess.run(command, check=True, stdout=sys.stderr)
+    try:
+        subprocess.run(command, check=True, stdout=sys.stderr)
+    except FileNotFoundError:
+        raise RuntimeError(f"'{command[0]}' was not found: building tagflow needs CMake and a "
+                           "C++20 compiler (on Debian, scripts/setup.sh installs them)") from None
 
 
 def _build_module(config_settings):
