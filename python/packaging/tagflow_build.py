@@ -43,7 +43,6 @@ def _metadata():
         "Name: tagflow",
         f"Version: {_version()}",
         "Summary: Time-tag streams into physics results, fast: the tagflow engine from Python",
-        "License: see the source repository",
         "Requires-Python: >=3.9",
         "Requires-Dist: numpy",
         "",
