@@ -9,7 +9,8 @@ therefore for this machine, not for redistribution.
 Config settings (pip install -C KEY=VALUE, or --config-settings):
   build-dir  a build folder to use. One that CMake has already configured is only built (its
              options are left alone; its Python must be the one that runs pip); a new or empty
-             one is configured for the Python module alone. Default: build-pip/ in the source.
+             one is configured for the Python module alone. Default: build-pip/ in the source,
+             configured on every build.
 """
 
 import base64
@@ -66,9 +67,11 @@ def _run(command):
 
 def _build_module(config_settings):
     """Builds the compiled module; returns its path."""
-    settings = config_settings or {}
-    build = pathlib.Path(settings.get("build-dir") or SOURCE / "build-pip").resolve()
-    if not (build / "CMakeCache.txt").exists():
+    given = (config_settings or {}).get("build-dir")
+    build = pathlib.Path(given or SOURCE / "build-pip").resolve()
+    # build-pip/ is configured every time (seconds once it exists): for this interpreter, and
+    # again after a configure that failed.
+    if not given or not (build / "CMakeCache.txt").exists():
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
         _run(["cmake", "-S", SOURCE, "-B", build, *generator, "-DCMAKE_BUILD_TYPE=Release",
               f"-DPython_EXECUTABLE={sys.executable}", "-DTAGFLOW_BUILD_TESTS=OFF",
