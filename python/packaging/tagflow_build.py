@@ -1,16 +1,19 @@
 """The build backend behind `pip install .` (PEP 517): CMake builds the compiled module for the
-interpreter that runs pip, and the backend packs it with python/tagflow/ into a wheel.
+interpreter that runs pip and the `tagflow` command-line program, and the backend packs them
+with python/tagflow/ into a wheel: the package goes to site-packages, the program to the
+environment's bin/ and the plotter it runs to share/tagflow/ beside it (where an installed
+`tagflow plot` looks for it).
 
 It needs nothing from the package index (no build requirements), so it works offline and in
 any virtual environment; the C++ libraries it links (oneTBB, HDF5, FFTW, ...) are the system's,
 as for every other build of tagflow (scripts/setup.sh installs them on Debian). The wheel is
 therefore for this machine, not for redistribution.
 
-Config settings (pip install -C KEY=VALUE, or --config-settings):
+Config settings (pip install --config-settings KEY=VALUE, or -C from pip 23.1 on):
   build-dir  a build folder to use. One that CMake has already configured is only built (its
              options are left alone; its Python must be the one that runs pip); a new or empty
-             one is configured for the Python module alone. Default: build-pip/ in the source,
-             configured on every build.
+             one is configured for the module and the program alone. Default: build-pip/ in
+             the source, configured on every build.
 """
 
 import base64
@@ -20,6 +23,7 @@ import os
 import pathlib
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -65,8 +69,8 @@ def _run(command):
                            "C++20 compiler (on Debian, scripts/setup.sh installs them)") from None
 
 
-def _build_module(config_settings):
-    """Builds the compiled module; returns its path."""
+def _build(config_settings):
+    """Builds the compiled module and the program; returns their paths."""
     given = (config_settings or {}).get("build-dir")
     build = pathlib.Path(given or SOURCE / "build-pip").resolve()
     # build-pip/ is configured every time (seconds once it exists): for this interpreter, and
@@ -76,7 +80,7 @@ def _build_module(config_settings):
         _run(["cmake", "-S", SOURCE, "-B", build, *generator, "-DCMAKE_BUILD_TYPE=Release",
               f"-DPython_EXECUTABLE={sys.executable}", "-DTAGFLOW_BUILD_TESTS=OFF",
               "-DTAGFLOW_BUILD_BENCH=OFF", "-DTAGFLOW_BUILD_EXAMPLES=OFF"])
-    _run(["cmake", "--build", build, "--target", "_tagflow", "--parallel",
+    _run(["cmake", "--build", build, "--target", "_tagflow", "tagflow", "--parallel",
           str(os.cpu_count() or 1)])
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
     module = build / "python" / "tagflow" / f"_tagflow{suffix}"
@@ -84,7 +88,7 @@ def _build_module(config_settings):
         built = sorted(p.name for p in (build / "python" / "tagflow").glob("_tagflow*"))
         raise RuntimeError(f"{build} holds {built or 'no module'}, not _tagflow{suffix}: it "
                            f"was configured for another Python than {sys.executable}")
-    return module
+    return module, build / "tools" / "tagflow"
 
 
 def _record_line(name, data):
@@ -114,11 +118,16 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    module = _build_module(config_settings)
+    module, program = _build(config_settings)
     dist_info = f"tagflow-{_version()}.dist-info"
+    data = f"tagflow-{_version()}.data"
     files = {f"tagflow/{path.name}": path.read_bytes()
              for path in sorted(PACKAGE.glob("*.py"))}
     files[f"tagflow/{module.name}"] = module.read_bytes()
+    files[f"{data}/scripts/tagflow"] = program.read_bytes()
+    plotter = SOURCE / "tools" / "plot" / "tagflow_plot.py"
+    files[f"{data}/data/share/tagflow/{plotter.name}"] = plotter.read_bytes()
+    executable = {f"tagflow/{module.name}", f"{data}/scripts/tagflow"}
     files[f"{dist_info}/METADATA"] = _metadata().encode()
     files[f"{dist_info}/WHEEL"] = "\n".join([
         "Wheel-Version: 1.0", "Generator: tagflow_build", "Root-Is-Purelib: false",
@@ -132,7 +141,9 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
                          zipfile.ZIP_DEFLATED) as wheel:
         for path, data in files.items():
             info = zipfile.ZipInfo(path, date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = (0o755 if path.endswith(".so") else 0o644) << 16
+            # A regular file's type bits too: installers look for them before the mode.
+            mode = 0o755 if path in executable else 0o644
+            info.external_attr = (stat.S_IFREG | mode) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             wheel.writestr(info, data)
     return name

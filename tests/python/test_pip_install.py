@@ -1,5 +1,6 @@
 """`pip install .` into a virtual environment: the package imports from there, not from the
-build tree, and runs a graph. The wheel is made from the build tree the tests run against
+build tree, and runs a graph; the program in its bin/ runs and plots with the plotter in its
+share/tagflow/. The wheel is made from the build tree the tests run against
 (build-dir), so that nothing is compiled a second time; a fresh build-pip/ folder is the same
 backend with a CMake configure before it."""
 
@@ -68,8 +69,26 @@ def test_pip_install_into_a_virtual_environment(scratch):
     assert abs(rate_1 - 20e6) < 5 * (20e6 * seconds) ** 0.5 / seconds
     assert abs(rate_2 - rate_1 / 2) < 5 * (rate_1 * seconds / 4) ** 0.5 / seconds
 
+    # The program beside the interpreter, and the plotter it runs in the environment's
+    # share/tagflow/ (named here: the program finds the source tree's copy first while it lasts).
+    program = venv / "bin" / "tagflow"
+    package_version = run([str(python), "-c", "import tagflow; print(tagflow.__version__)"])
+    assert run([str(program), "--version"]).strip() == package_version.strip()
+    plotter = venv / "share" / "tagflow" / "tagflow_plot.py"
+    run([str(python), "-c", (
+        "import tagflow as tf\n"
+        "graph = tf.Graph(tf.SyntheticSource(duration_ps=10**9))\n"
+        "tf.Countrate(graph, [1, 2])\n"
+        "graph.run()\n"
+        "tf.write_hdf5('results.h5', graph)\n")], cwd=scratch)
+    subprocess.run([str(program), "plot", "results.h5"], cwd=scratch, check=True,
+                   capture_output=True, timeout=300,
+                   env={**clean_env(), "TAGFLOW_PLOT_SCRIPT": str(plotter)})
+    assert (scratch / "results_plots" / "Countrate.png").stat().st_size > 1000  # default name
+
     run([str(python), "-m", "pip", "uninstall", "--yes", "tagflow"], cwd=scratch)
     assert not pathlib.Path(location).exists()
+    assert not program.exists()
 
 
 def test_source_archive_holds_what_a_wheel_build_needs(scratch):
