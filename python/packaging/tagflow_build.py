@@ -120,32 +120,32 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     module, program = _build(config_settings)
     dist_info = f"tagflow-{_version()}.dist-info"
-    data = f"tagflow-{_version()}.data"
+    data_dir = f"tagflow-{_version()}.data"
     files = {f"tagflow/{path.name}": path.read_bytes()
              for path in sorted(PACKAGE.glob("*.py"))}
     files[f"tagflow/{module.name}"] = module.read_bytes()
-    files[f"{data}/scripts/tagflow"] = program.read_bytes()
+    files[f"{data_dir}/scripts/tagflow"] = program.read_bytes()
     plotter = SOURCE / "tools" / "plot" / "tagflow_plot.py"
-    files[f"{data}/data/share/tagflow/{plotter.name}"] = plotter.read_bytes()
-    executable = {f"tagflow/{module.name}", f"{data}/scripts/tagflow"}
+    files[f"{data_dir}/data/share/tagflow/{plotter.name}"] = plotter.read_bytes()
+    executable = {f"tagflow/{module.name}", f"{data_dir}/scripts/tagflow"}
     files[f"{dist_info}/METADATA"] = _metadata().encode()
     files[f"{dist_info}/WHEEL"] = "\n".join([
         "Wheel-Version: 1.0", "Generator: tagflow_build", "Root-Is-Purelib: false",
         f"Tag: {_tag()}", ""]).encode()
-    record = [_record_line(name, data) for name, data in files.items()]
+    record = [_record_line(path, content) for path, content in files.items()]
     record.append(f"{dist_info}/RECORD,,")
     files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
 
     name = f"tagflow-{_version()}-{_tag()}.whl"
     with zipfile.ZipFile(pathlib.Path(wheel_directory) / name, "w",
                          zipfile.ZIP_DEFLATED) as wheel:
-        for path, data in files.items():
+        for path, content in files.items():
             info = zipfile.ZipInfo(path, date_time=(1980, 1, 1, 0, 0, 0))
             # A regular file's type bits too: installers look for them before the mode.
             mode = 0o755 if path in executable else 0o644
             info.external_attr = (stat.S_IFREG | mode) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            wheel.writestr(info, data)
+            wheel.writestr(info, content)
     return name
 
 
