@@ -9,6 +9,12 @@ any virtual environment; the C++ libraries it links (oneTBB, HDF5, FFTW, ...) ar
 as for every other build of tagflow (scripts/setup.sh installs them on Debian). The wheel is
 therefore for this machine, not for redistribution.
 
+`pip install -e .` (PEP 660) installs a finder instead of the package: `import tagflow` then
+reads python/tagflow/ from the source, where an edit takes effect at the next import, and the
+compiled module from the build folder, which `cmake --build` brings up to date after a C++
+change (as pip install -e . again would); the environment's bin/tagflow runs the build
+folder's program, which finds the plotter in the source.
+
 Config settings (pip install --config-settings KEY=VALUE, or -C from pip 23.1 on):
   build-dir  a build folder to use. One that CMake has already configured is only built (its
              options are left alone; its Python must be the one that runs pip); a new or empty
@@ -22,6 +28,7 @@ import io
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -103,31 +110,10 @@ def _dist_info(metadata_directory):
     return dist_info.name
 
 
-# PEP 517 hooks.
-
-def get_requires_for_build_wheel(config_settings=None):
-    return []
-
-
-def get_requires_for_build_sdist(config_settings=None):
-    return []
-
-
-def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    return _dist_info(metadata_directory)
-
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    module, program = _build(config_settings)
+def _write_wheel(wheel_directory, files, executable):
+    """Packs `files` (path in the wheel: bytes) with the dist-info; returns the wheel's name."""
     dist_info = f"tagflow-{_version()}.dist-info"
-    data_dir = f"tagflow-{_version()}.data"
-    files = {f"tagflow/{path.name}": path.read_bytes()
-             for path in sorted(PACKAGE.glob("*.py"))}
-    files[f"tagflow/{module.name}"] = module.read_bytes()
-    files[f"{data_dir}/scripts/tagflow"] = program.read_bytes()
-    plotter = SOURCE / "tools" / "plot" / "tagflow_plot.py"
-    files[f"{data_dir}/data/share/tagflow/{plotter.name}"] = plotter.read_bytes()
-    executable = {f"tagflow/{module.name}", f"{data_dir}/scripts/tagflow"}
+    files = dict(files)
     files[f"{dist_info}/METADATA"] = _metadata().encode()
     files[f"{dist_info}/WHEEL"] = "\n".join([
         "Wheel-Version: 1.0", "Generator: tagflow_build", "Root-Is-Purelib: false",
@@ -147,6 +133,82 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             info.compress_type = zipfile.ZIP_DEFLATED
             wheel.writestr(info, content)
     return name
+
+
+def _data_dir():
+    return f"tagflow-{_version()}.data"
+
+
+# The editable install's finder: the package's __init__.py from the source, its compiled module
+# from the build folder (both folders are the package's __path__). It comes after the
+# interpreter's own finders, so a tagflow on PYTHONPATH still wins, as it would over an
+# installed one.
+_EDITABLE_FINDER = """\
+import importlib.abc
+import importlib.util
+import sys
+
+_SOURCE = {source!r}
+_BUILD = {build!r}
+
+
+class _TagflowFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != "tagflow":
+            return None
+        return importlib.util.spec_from_file_location(
+            name, _SOURCE + "/__init__.py", submodule_search_locations=[_SOURCE, _BUILD])
+
+
+sys.meta_path.append(_TagflowFinder())
+"""
+
+
+# PEP 517 hooks.
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def get_requires_for_build_sdist(config_settings=None):
+    return []
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    return _dist_info(metadata_directory)
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    module, program = _build(config_settings)
+    files = {f"tagflow/{path.name}": path.read_bytes()
+             for path in sorted(PACKAGE.glob("*.py"))}
+    files[f"tagflow/{module.name}"] = module.read_bytes()
+    files[f"{_data_dir()}/scripts/tagflow"] = program.read_bytes()
+    plotter = SOURCE / "tools" / "plot" / "tagflow_plot.py"
+    files[f"{_data_dir()}/data/share/tagflow/{plotter.name}"] = plotter.read_bytes()
+    return _write_wheel(wheel_directory, files,
+                        {f"tagflow/{module.name}", f"{_data_dir()}/scripts/tagflow"})
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    module, program = _build(config_settings)
+    finder = _EDITABLE_FINDER.format(source=str(PACKAGE), build=str(module.parent))
+    launcher = f'#!/bin/sh\nexec {shlex.quote(str(program))} "$@"\n'
+    files = {
+        "_tagflow_editable.py": finder.encode(),
+        # A .pth line that starts with "import" is run when the interpreter starts.
+        "_tagflow_editable.pth": b"import _tagflow_editable\n",
+        f"{_data_dir()}/scripts/tagflow": launcher.encode(),
+    }
+    return _write_wheel(wheel_directory, files, {f"{_data_dir()}/scripts/tagflow"})
+
+
+def get_requires_for_build_editable(config_settings=None):
+    return []
+
+
+def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
+    return _dist_info(metadata_directory)
 
 
 def build_sdist(sdist_directory, config_settings=None):
