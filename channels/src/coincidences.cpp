@@ -253,7 +253,9 @@ Tag* Coincidences::transcribe(const TagBlock& block, Tag* out) {
 // groups, kGroupsPerSlot, for every slot with a partner never seen). The earliest time a partner
 // may have is computed once per tag, so each group costs one comparison with memory; a partner
 // never seen has the smallest time, before any such bound (the bound of a tag within `window`
-// of that smallest time wraps, and no stream reaches there).
+// of that smallest time wraps, and no stream reaches there). A tag in several groups may
+// complete a coincidence in each: where the output might outgrow transcribeRoom(), the pass
+// gives up, with the state as it was, and the block takes the general path.
 template <std::size_t kGroupsPerSlot>
 Tag* Coincidences::transcribePairs(const TagBlock& block, Tag* out) {
   const channel_t first_output = outputChannel(0);
@@ -263,7 +265,22 @@ Tag* Coincidences::transcribePairs(const TagBlock& block, Tag* out) {
   for (Partner& partner : partners_) partner.header = timeTagHeader(first_output + partner.output);
   const Partner* const partners = partners_.data();
   timestamp_t* const last = last_.data();
+  // A tag writes itself and a candidate per group past the output so far: past `last_start`
+  // that might not fit.
+  [[maybe_unused]] const Tag* last_start = out;
+  if constexpr (kGroupsPerSlot > 1) {
+    const std::size_t room = transcribeRoom(block);
+    if (room < 1 + kGroupsPerSlot) return nullptr;
+    last_start = out + (room - 1 - kGroupsPerSlot);
+    last_before_block_ = last_;
+  }
   for (const Tag& tag : block.tags) {
+    if constexpr (kGroupsPerSlot > 1) {
+      if (writer.end() > last_start) [[unlikely]] {
+        last_ = last_before_block_;
+        return nullptr;
+      }
+    }
     prefetchAhead(&tag);
     // Read before anything is stored (see InlineWriter).
     const timestamp_t time = tag.time;

@@ -4,6 +4,7 @@
 // seen are forgotten at an overflow and at an Error.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
 
 #include "reference_check.hpp"
@@ -78,6 +79,29 @@ TEST_CASE("Coincidences with groups sharing channels match their brute-force ref
     const auto totals = checkAgainstReferences(randomStream(seed), cases);
     CHECK(totals.time_tags > 2000);
   }
+}
+
+TEST_CASE("Pairs sharing a channel that complete several coincidences a tag match the reference",
+          "[channels][coincidence]") {
+  // Channels 2, 3 and 4 fire once, then every tag of channel 1 completes each of its groups:
+  // two or three coincidences a tag, more than a block's output holds when written in one
+  // pass (the pass must hand the block to the general path, state untouched).
+  TestStream stream{{makeTimeTag(2, 0), makeTimeTag(3, 1), makeTimeTag(4, 2)}, 0, 0};
+  for (timestamp_t time = 10; time <= 30'000; time += 10) {
+    stream.tags.push_back(makeTimeTag(1, time));
+  }
+  stream.end = 30'001;
+  // A fourth channel pairs with 1 now and then, so that some blocks stay on the fast path.
+  for (timestamp_t time = 15; time <= 30'000; time += 1'000) {
+    stream.tags.push_back(makeTimeTag(5, time));
+  }
+  std::sort(stream.tags.begin(), stream.tags.end(), canonicalTagOrder);
+  const auto totals = checkAgainstReferences(
+      stream, {coincidences({{1, 2}, {1, 3}}, 1'000'000, CoincidenceTimestamp::Last),
+               coincidences({{1, 2}, {1, 3}, {1, 4}}, 1'000'000, CoincidenceTimestamp::Last),
+               coincidences({{5, 1}, {1, 2}}, 100, CoincidenceTimestamp::Last)});
+  // Per block size: 2 and 3 a tag of channel 1, and the few pairs of 5 and 1 within 100 ps.
+  CHECK(totals.time_tags >= blockSizesToTest().size() * 5 * 3'000);
 }
 
 TEST_CASE("A coincidence stamped before its block's start is placed at that block's start",
