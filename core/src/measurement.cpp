@@ -230,6 +230,9 @@ void Measurement::processBlock(const TagBlock& block) {
     running_ = false;
     endCaptureLocked();
     remaining_ = -1;
+    // The rest of the block is not captured, but an overflow it opens or closes is the state
+    // in which a later start() finds the stream.
+    trackOverflow(block, tag_count, block.tags.size());
     finished_.notify_all();
   }
 }

@@ -3,6 +3,7 @@
 // duration counts only stream time processed while running. Blocks are fed directly.
 #include <catch2/catch.hpp>
 
+#include <utility>
 #include <vector>
 
 #include "support/probe.hpp"
@@ -181,6 +182,30 @@ TEST_CASE("An overflow that begins while stopped is still known after start", "[
   CHECK(probe.getOverflowCount() == 0);  // it began while stopped
   feed.feed(200, 300, {Tag{TagType::OverflowEnd, 0, 0, 0, 250}});
   CHECK_FALSE(probe.getResults().facts.getBool("in_overflow", true));
+}
+
+TEST_CASE("Overflow tags after a startFor cut are still known after start", "[lifecycle]") {
+  const Tag begin_at_5{TagType::OverflowBegin, 0, 0, 0, 5};
+  const Tag end_at_30{TagType::OverflowEnd, 0, 0, 0, 30};
+  const Tag begin_at_30{TagType::OverflowBegin, 0, 0, 0, 30};
+  const Tag end_at_50{TagType::OverflowEnd, 0, 0, 0, 50};
+  const Tag begin_at_50{TagType::OverflowBegin, 0, 0, 0, 50};
+  // The cut at 40 lies inside the block; the tags after it decide the state at the next start.
+  const std::pair<std::vector<Tag>, bool> cases[] = {
+      {{makeTimeTag(1, 10), begin_at_30, end_at_50, makeTimeTag(1, 60)}, false},
+      {{begin_at_5, makeTimeTag(1, 10), end_at_30, begin_at_50, makeTimeTag(1, 60)}, true}};
+  for (const auto& [tags, in_overflow_after] : cases) {
+    INFO("in an overflow after the cut: " << in_overflow_after);
+    Probe probe("probe");
+    BlockFeeder feed(probe);
+    probe.startFor(40);
+    feed.feed(0, 100, tags);
+    CHECK_FALSE(probe.isRunning());
+    CHECK(probe.tagCount() == 1);
+    probe.start();
+    feed.feed(100, 200, {makeTimeTag(1, 150)});
+    CHECK(probe.getResults().facts.getBool("in_overflow", !in_overflow_after) == in_overflow_after);
+  }
 }
 
 TEST_CASE("getResults carries name, kind, parameters and run facts", "[lifecycle]") {
