@@ -306,6 +306,8 @@ void HistogramLogBins::onCaptureStart(timestamp_t time, bool fresh) {
     copy.last_time_ = time;
     copy.restartExposure(time);
   });
+  // Started inside an overflow interval: nothing accumulates until it ends.
+  if (inOverflow()) onOverflowBegin(Tag{TagType::OverflowBegin, 0, 0, 0, time});
   foldAgreeingAlternatives();
   // The range's first capture start (a later one, after stop() or clear(), finds the copies).
   if (!fresh || !alternatives_.empty() || !(click_gate_.gate || start_gate_.gate)) return;

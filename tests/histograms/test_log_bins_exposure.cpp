@@ -11,6 +11,7 @@
 #include "support/drain.hpp"
 #include "support/generators.hpp"
 #include "support/pairs.hpp"
+#include "support/probe.hpp"
 #include "support/synthetic.hpp"
 #include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/histogram_log_bins.hpp"
@@ -140,4 +141,23 @@ TEST_CASE("HistogramLogBins over the synthetic source's overflows equals the bru
         stream.end() - stream.begin() - 5'000 - 300'000'000 - 3 * edges.back());
   requireMatches(histogram, ref);
   CHECK(histogram.getOverflowCount() == 2);
+}
+
+TEST_CASE("HistogramLogBins started inside an overflow waits for its end and a warm-up",
+          "[log_bins][exposure]") {
+  // Edges 1, 10, 100, 1000 ps. The overflow begins while the histogram is stopped.
+  HistogramLogBins histogram("h", 2, 1, -12, -9, 3);
+  histogram.stop();
+  BlockFeeder feed(histogram);
+  feed.feed(0, 1000, {special(TagType::OverflowBegin, 500)});
+  histogram.start();
+  feed.feed(1000, 8000,
+            {makeTimeTag(1, 2400), makeTimeTag(2, 2500),  // inside the overflow: ignored
+             special(TagType::OverflowEnd, 4000), makeTimeTag(1, 5100),
+             makeTimeTag(2, 5200)});  // after the warm-up: tau 100
+  CHECK(histogram.getData() == std::vector<std::uint64_t>{0, 0, 1});
+  CHECK(histogram.getResults().facts.getInt("n_click") == 1);
+  // [5000, 8000): the overflow and the warm-up after it are not exposure.
+  CHECK(histogram.getAccumulationTimeStart() == 3000);
+  CHECK(histogram.getAccumulationTimeClick() == 3000);
 }
