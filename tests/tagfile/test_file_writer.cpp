@@ -153,6 +153,44 @@ TEST_CASE("FileWriter: a capture starting inside an overflow interval records it
   CHECK(replay.end() == 200);
 }
 
+TEST_CASE("FileWriter: a pause inside an overflow interval keeps the replay's brackets balanced",
+          "[tagfile]") {
+  // Stopped at 50 inside the overflow that began at 30; resumed at 200, after it ended at 100
+  // (the replay leaves it at the resumption) or, in a second run, inside a later one.
+  for (const bool resumes_inside_another : {false, true}) {
+    INFO("resumes inside a later overflow: " << resumes_inside_another);
+    test::TempDir dir;
+    const std::string path = dir.file("paused.tags");
+    FileWriter writer("writer", path, {1});
+    writer.streamStarting();
+    BlockBuffer buffer;
+    std::uint64_t sequence = 0;
+    const auto feed = [&](timestamp_t begin, timestamp_t end, std::vector<Tag> tags) {
+      buffer.storage = std::move(tags);
+      buffer.publishStorage();
+      buffer.begin_time = begin;
+      buffer.end_time = end;
+      writer.processBlock(buffer.view(sequence++));
+    };
+    feed(0, 50, {makeTimeTag(1, 10), Tag{TagType::OverflowBegin, 0, 0, 0, 30}});
+    writer.stop();
+    std::vector<Tag> paused{makeTimeTag(1, 60), Tag{TagType::OverflowEnd, 0, 0, 0, 100}};
+    if (resumes_inside_another) paused.push_back(Tag{TagType::OverflowBegin, 0, 0, 0, 150});
+    feed(50, 200, paused);
+    writer.start();
+    feed(200, 300, {makeTimeTag(1, 250)});
+    writer.streamEnded();
+    writer.close();
+
+    FileReader reader(path);
+    const auto replay = test::drain(reader);
+    std::vector<Tag> expected = {makeTimeTag(1, 10), Tag{TagType::OverflowBegin, 0, 0, 0, 30}};
+    if (!resumes_inside_another) expected.push_back(Tag{TagType::OverflowEnd, 0, 0, 0, 200});
+    expected.push_back(makeTimeTag(1, 250));
+    CHECK(replay.tags == expected);
+  }
+}
+
 TEST_CASE("FileWriter: keeps exactly its channels' tags whatever runs of others lie between them",
           "[tagfile]") {
   // Runs of recorded and other channels of every length from 1 to 9 at every offset: the

@@ -203,8 +203,23 @@ void FileWriter::onCaptureStart(timestamp_t time, bool /*fresh*/) {
   chunk_begin_ = time;
   last_time_ = time;
   capturing_ = true;
-  // A replay must know that it begins inside an overflow interval.
-  if (inOverflow()) appendOne(Tag{TagType::OverflowBegin, 0, 0, 0, time});
+  // A replay must know that it resumes inside an overflow interval, and that one open when
+  // the capture paused ended during the pause (else it would stay inside it for good).
+  if (inOverflow() != recorded_overflow_open_) {
+    const TagType type = inOverflow() ? TagType::OverflowBegin : TagType::OverflowEnd;
+    appendOne(Tag{type, 0, 0, 0, time});
+    recorded_overflow_open_ = inOverflow();
+  }
+}
+
+void FileWriter::onOverflowBegin(const Tag& tag) {
+  appendOne(tag);
+  recorded_overflow_open_ = true;
+}
+
+void FileWriter::onOverflowEnd(const Tag& tag) {
+  appendOne(tag);
+  recorded_overflow_open_ = false;
 }
 
 void FileWriter::onCaptureEnd() {

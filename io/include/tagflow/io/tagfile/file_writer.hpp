@@ -6,7 +6,8 @@
 // back-pressure. Blocks of 16384 to 32767 tags keep the recorded time range exactly: a replay
 // begins where the capture began and ends where it ended. Recording starts at construction,
 // pauses while stopped (the pause replays as a stretch without tags; a capture that starts
-// inside an overflow interval records an OverflowBegin at its start) and ends at destruction
+// inside an overflow interval records an OverflowBegin at its start, one that starts after an
+// overflow that was open at the pause and ended during it an OverflowEnd) and ends at destruction
 // or close(). At the end of every capture (stream end, stop, a finished startFor) the files
 // are brought up to date and read as complete. An error of the writer (a full disk, an I/O
 // error) is thrown as IoError from the next block (so from the graph's run), from flush(),
@@ -59,8 +60,8 @@ class FileWriter : public Measurement {
   void advanceTime(timestamp_t time) override { last_time_ = time; }
   void onCaptureStart(timestamp_t time, bool fresh) override;
   void onCaptureEnd() override;
-  void onOverflowBegin(const Tag& tag) override { appendOne(tag); }
-  void onOverflowEnd(const Tag& tag) override { appendOne(tag); }
+  void onOverflowBegin(const Tag& tag) override;
+  void onOverflowEnd(const Tag& tag) override;
   void onMissedEvents(const Tag& tag) override { appendOne(tag); }
   void onError(const Tag& tag) override { appendOne(tag); }
   // Recorded tags stay recorded: clear() resets only the capture duration.
@@ -87,6 +88,8 @@ class FileWriter : public Measurement {
   timestamp_t chunk_begin_ = 0;
   timestamp_t last_time_ = 0;
   bool capturing_ = false;
+  // The recording's last overflow tag opened an interval (a pause may hide its end).
+  bool recorded_overflow_open_ = false;
   std::uint64_t total_events_ = 0;
 };
 
