@@ -220,11 +220,31 @@ void Counter::onCaptureStart(timestamp_t time, bool fresh) {
     bin_end_ = first_bin_start_ + binwidth_;
     started_ = true;
     current_overflow_ = inOverflow();
+    pause_shifts_.clear();
+    removed_until_ = 0;
   } else {
+    notePause(time - last_time_);
     bin_end_ += time - last_time_;
     current_overflow_ = current_overflow_ || inOverflow();
   }
   last_time_ = time;
+}
+
+void Counter::notePause(timestamp_t pause) {
+  if (pause <= 0) return;
+  // The integrating bin began before the pause, unless the pause began at its start.
+  const bool began_at_pause = bin_end_ - binwidth_ == last_time_;
+  const timestamp_t paused = (pause_shifts_.empty() ? 0 : pause_shifts_.back().paused) + pause;
+  pause_shifts_.push_back({bins_completed_ + (began_at_pause ? 0 : 1), paused});
+  // An entry whose successor applies from the oldest kept bin on is never read again.
+  const std::uint64_t oldest_kept =
+      bins_completed_ - std::min<std::uint64_t>(bins_completed_, n_values_);
+  std::size_t unread = 0;
+  while (unread + 1 < pause_shifts_.size() && pause_shifts_[unread + 1].first_bin <= oldest_kept) {
+    ++unread;
+  }
+  pause_shifts_.erase(pause_shifts_.begin(),
+                      pause_shifts_.begin() + static_cast<std::ptrdiff_t>(unread));
 }
 
 void Counter::onOverflowBegin(const Tag&) {
@@ -252,6 +272,8 @@ void Counter::clearData() {
   write_position_ = 0;
   current_overflow_ = false;
   started_ = false;
+  pause_shifts_.clear();
+  removed_until_ = 0;
 }
 
 std::uint64_t Counter::binAt(std::size_t column, bool rolling) const {
@@ -347,6 +369,59 @@ std::vector<std::uint64_t> Counter::getDataTotalCounts() const {
 std::uint64_t Counter::getBinsCompleted() const {
   auto lock = lockData();
   return bins_completed_;
+}
+
+CounterData Counter::getDataObject(bool remove) {
+  auto lock = lockData();
+  const std::size_t n_channels = index_.size();
+  const std::uint64_t oldest_kept =
+      bins_completed_ - std::min<std::uint64_t>(bins_completed_, n_values_);
+  CounterData out;
+  out.channels = channels();
+  out.binwidth = binwidth_;
+  out.first_bin = std::max(oldest_kept, removed_until_);
+  out.dropped_bins = oldest_kept > removed_until_ ? oldest_kept - removed_until_ : 0;
+  out.size = static_cast<std::size_t>(bins_completed_ - out.first_bin);
+  out.data.assign(n_channels * out.size, 0);
+  out.overflow_mask.assign(out.size, 0);
+  out.time.resize(out.size);
+  out.total_counts = totals_;
+  std::size_t shifts = 0;  // pause_shifts_ entries that apply to the bin
+  for (std::size_t i = 0; i < out.size; ++i) {
+    const std::uint64_t bin = out.first_bin + i;
+    const std::size_t position = bin % n_values_;
+    // A slot holding an older bin: this one was empty and never written.
+    if (bin_of_slot_[position] == bin) {
+      for (std::size_t c = 0; c < n_channels; ++c) {
+        out.data[c * out.size + i] = buffer_[position * n_channels + c];
+      }
+      out.overflow_mask[i] = overflow_[position];
+      out.overflow = out.overflow || overflow_[position] != 0;
+    }
+    while (shifts < pause_shifts_.size() && pause_shifts_[shifts].first_bin <= bin) ++shifts;
+    const timestamp_t paused = shifts == 0 ? 0 : pause_shifts_[shifts - 1].paused;
+    out.time[i] = first_bin_start_ + static_cast<timestamp_t>(bin) * binwidth_ + paused;
+  }
+  if (remove) removed_until_ = bins_completed_;
+  return out;
+}
+
+std::vector<double> CounterData::dataNormalized() const {
+  const double per_second = static_cast<double>(kPicosecondsPerSecond) / binwidth;
+  std::vector<double> normalized(data.size());
+  for (std::size_t k = 0; k < data.size(); ++k) {
+    normalized[k] = overflow_mask[k % size] != 0 ? std::numeric_limits<double>::quiet_NaN()
+                                                 : static_cast<double>(data[k]) * per_second;
+  }
+  return normalized;
+}
+
+std::vector<std::int64_t> CounterData::index() const {
+  std::vector<std::int64_t> starts(size);
+  for (std::size_t i = 0; i < size; ++i) {
+    starts[i] = static_cast<std::int64_t>(first_bin + i) * binwidth;
+  }
+  return starts;
 }
 
 void Counter::collectResults(ResultSet& out) const {

@@ -194,7 +194,42 @@ void bindMeasurements(py::module_& module) {
           [](const ShardedMeasurement& m) { return released([&] { return m.merged(); }); },
           "a fresh measurement of the kind holding every shard's counts");
 
+  py::class_<CounterData>(module, "CounterData",
+                          "bins taken from a Counter by getDataObject(), oldest first")
+      .def_readonly("size", &CounterData::size, "bins returned")
+      .def_readonly("dropped_bins", &CounterData::dropped_bins,
+                    "bins completed since the last removal but overwritten before it")
+      .def_readonly("overflow", &CounterData::overflow,
+                    "whether a returned bin was touched by an overflow interval")
+      .def_readonly("first_bin", &CounterData::first_bin,
+                    "the first returned bin's number (the capture's first bin is 0)")
+      .def("getChannels",
+           [](const CounterData& d) { return toNumpy(std::vector<channel_t>(d.channels)); })
+      .def("getData",
+           [](const CounterData& d) {
+             return toNumpy(std::vector<std::int64_t>(d.data),
+                            {size(d.channels.size()), size(d.size)});
+           })
+      .def("getDataNormalized",
+           [](const CounterData& d) {
+             return toNumpy(d.dataNormalized(), {size(d.channels.size()), size(d.size)});
+           })
+      .def("getOverflowMask",
+           [](const CounterData& d) { return toNumpy(std::vector<std::int8_t>(d.overflow_mask)); })
+      .def("getIndex", [](const CounterData& d) { return toNumpy(d.index()); })
+      .def("getTime",
+           [](const CounterData& d) { return toNumpy(std::vector<timestamp_t>(d.time)); })
+      .def("getDataTotalCounts", [](const CounterData& d) {
+        return toNumpy(std::vector<std::uint64_t>(d.total_counts));
+      });
+
   measurementClass<Counter>(module, "Counter")
+      .def(
+          "getDataObject",
+          [](Counter& c, bool remove) { return released([&] { return c.getDataObject(remove); }); },
+          py::arg("remove") = false,
+          "the completed bins not removed before (at most n_values); remove=True removes them, "
+          "so that polling with it returns every bin once")
       .def(
           "getData",
           [](const Counter& c, bool rolling) {

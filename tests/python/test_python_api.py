@@ -1,4 +1,5 @@
-"""The Python API itself: a measurement written in Python against a brute force, TagStream,
+"""The Python API itself: a measurement written in Python against a brute force, a Counter
+polled while it runs, TagStream,
 the lifecycle methods, the profile as plain data, lifetimes (a node used after its graph is
 gone, a graph dropped while it runs, arrays kept after their measurement), Ctrl-C during a
 blocking call, bad arguments with the C++ messages, MemorySource's refusal of what is not a
@@ -78,6 +79,35 @@ def test_python_measurement_equals_brute_force():
     assert row["busy_s"] > 0
     histogram.clear()
     assert histogram.counts.sum() == 0
+
+
+def test_counter_data_polled_while_running_holds_every_bin_once():
+    # 20 ms of the default stream in 100 us bins, polled with remove=True while the graph runs
+    # in the background: the polls together are the numpy binning of the same stream.
+    duration, binwidth = 20 * 10**9, 10**8
+    tags = stream_of(duration)
+    graph = tf.Graph(tf.SyntheticSource(seed=1, duration_ps=duration, block_size=1000))
+    counter = tf.Counter(graph, [1, 3], binwidth=binwidth, n_values=duration // binwidth)
+    graph.start()
+    polls = []
+    while graph.isRunning():
+        polls.append(counter.getDataObject(remove=True))
+    graph.wait()
+    polls.append(counter.getDataObject(remove=True))
+    assert all(poll.dropped_bins == 0 for poll in polls)
+    numbers = np.concatenate([poll.first_bin + np.arange(poll.size) for poll in polls])
+    np.testing.assert_array_equal(numbers, np.arange(duration // binwidth))
+    counts = np.concatenate([poll.getData() for poll in polls], axis=1)
+    times = np.concatenate([poll.getTime() for poll in polls])
+    np.testing.assert_array_equal(times, numbers * binwidth)
+    for row, channel in zip(counts, [1, 3]):
+        on_channel = tags["time"][tags["channel"] == channel]
+        np.testing.assert_array_equal(row, np.bincount(on_channel // binwidth,
+                                                       minlength=duration // binwidth))
+    last = polls[-1]
+    assert last.getData().shape == (2, last.size) and list(last.getChannels()) == [1, 3]
+    np.testing.assert_array_equal(last.getDataTotalCounts(), counts.sum(axis=1))
+    assert not any(poll.overflow for poll in polls)
 
 
 def test_tag_stream_hands_out_each_tag_once():

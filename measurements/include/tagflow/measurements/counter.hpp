@@ -4,7 +4,8 @@
 // its end, so empty stretches of the stream yield zero-count bins. A bin touched by an
 // overflow interval is flagged: its normalised value is NaN. Total counts include the bin
 // still integrating and the MissedEvents counts of overflow intervals. Time during which the
-// counter is stopped is skipped: bins integrate capture time.
+// counter is stopped is skipped: bins integrate capture time. getDataObject(true) hands each
+// completed bin out once, for polling without gaps or repeats.
 //
 // Split into consecutive ranges (ShardPlan), a shard bins on the grid of one pass: bins start
 // at the plan's origin (the capture start of the whole stream) plus multiples of binwidth, so
@@ -22,6 +23,26 @@
 #include "tagflow/measurements/exact_divider.hpp"
 
 namespace tagflow {
+
+// Bins taken from a Counter by getDataObject(): those completed since the last removal that
+// the buffer still holds, oldest first.
+struct CounterData {
+  std::vector<channel_t> channels;
+  timestamp_t binwidth = 0;
+  std::size_t size = 0;            // bins returned
+  std::uint64_t first_bin = 0;     // the first one's number; the capture's first bin is 0
+  std::uint64_t dropped_bins = 0;  // completed since the last removal, overwritten before it
+  bool overflow = false;           // a returned bin was touched by an overflow interval
+  std::vector<std::int64_t> data;  // [channel][size] counts
+  std::vector<std::int8_t> overflow_mask;   // [size]
+  std::vector<timestamp_t> time;            // [size] stream time at which each bin began, ps
+  std::vector<std::uint64_t> total_counts;  // per channel: completed bins and missed events
+
+  // Counts per second; NaN for bins touched by an overflow.
+  std::vector<double> dataNormalized() const;
+  // (first_bin + i) * binwidth: each bin's start in capture time (pauses left out), ps.
+  std::vector<std::int64_t> index() const;
+};
 
 class Counter : public Measurement {
  public:
@@ -43,6 +64,10 @@ class Counter : public Measurement {
   std::vector<std::uint64_t> getDataTotalCounts() const;
   // Completed bins since the last clear() (may exceed n_values).
   std::uint64_t getBinsCompleted() const;
+  // The completed bins not removed before (at most n_values); `remove` removes them, so that
+  // polling with it returns every bin once, and counts in dropped_bins those overwritten
+  // between two polls.
+  CounterData getDataObject(bool remove = false);
 
   std::optional<std::vector<channel_t>> inputChannels() const override { return channels(); }
   const std::vector<channel_t>& channels() const { return index_.channels(); }
@@ -67,6 +92,8 @@ class Counter : public Measurement {
   // Bins of up to some thousand tags: tag by tag, a bin completed as soon as a tag lies past it.
   void countTagByTag(std::span<const Tag> tags);
   void completeBinsBefore(timestamp_t time);
+  // Resuming after a pause of `pause` ps: the bins that begin after it begin that much later.
+  void notePause(timestamp_t pause);
   void completeCurrentBin();
   std::vector<std::int64_t> dataLocked(bool rolling) const;
   std::vector<double> normalizedLocked(bool rolling) const;
@@ -99,6 +126,15 @@ class Counter : public Measurement {
   bool started_ = false;
   timestamp_t capture_start_ = 0;    // where this state's capture began
   timestamp_t first_bin_start_ = 0;  // where bin 0 of this state begins
+  // Bin k began at first_bin_start_ + k * binwidth_ plus the pauses before it: per resumption,
+  // the first bin that began after it and the pauses' total so far (entries older than the
+  // buffer are dropped).
+  struct PauseShift {
+    std::uint64_t first_bin;
+    timestamp_t paused;
+  };
+  std::vector<PauseShift> pause_shifts_;
+  std::uint64_t removed_until_ = 0;  // bins before it were removed by getDataObject(true)
 };
 
 }  // namespace tagflow
