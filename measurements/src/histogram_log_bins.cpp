@@ -366,14 +366,40 @@ std::vector<double> HistogramLogBins::getDataNormalizedCountsPerPs() const {
   return densityLocked();
 }
 
+double HistogramLogBins::g2ScaleLocked() const {
+  if (n_start_ == 0 || n_click_ == 0 || accumulation_start_ == 0) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return static_cast<double>(accumulation_start_) /
+         (static_cast<double>(n_start_) * static_cast<double>(n_click_));
+}
+
 std::vector<double> HistogramLogBins::g2Locked() const {
-  std::vector<double> g2(counts_.size(), std::numeric_limits<double>::quiet_NaN());
-  if (n_start_ == 0 || n_click_ == 0 || accumulation_start_ == 0) return g2;
-  const double scale = static_cast<double>(accumulation_start_) /
-                       (static_cast<double>(n_start_) * static_cast<double>(n_click_));
-  const std::vector<double> density = densityLocked();
-  for (std::size_t i = 0; i < counts_.size(); ++i) g2[i] = scale * density[i];
+  const double scale = g2ScaleLocked();
+  std::vector<double> g2 = densityLocked();
+  for (double& value : g2) value = scale * value;
   return g2;
+}
+
+std::vector<double> HistogramLogBins::g2NormalizationLocked() const {
+  const double scale = g2ScaleLocked();
+  std::vector<double> factor(counts_.size());
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    factor[i] = scale / static_cast<double>(edges_[i + 1] - edges_[i]);
+  }
+  return factor;
+}
+
+HistogramLogBinsData HistogramLogBins::getDataObject() const {
+  auto lock = lockData();
+  return HistogramLogBinsData{edges_,
+                              counts_,
+                              g2Locked(),
+                              g2NormalizationLocked(),
+                              accumulation_start_,
+                              accumulation_click_,
+                              n_start_,
+                              n_click_};
 }
 
 std::vector<double> HistogramLogBins::getDataNormalizedG2() const {

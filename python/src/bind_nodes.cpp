@@ -275,7 +275,35 @@ void bindMeasurements(py::module_& module) {
       .def("getEventCounts", &Correlation::getEventCounts,
            py::call_guard<py::gil_scoped_release>());
 
+  py::class_<HistogramLogBinsData>(module, "HistogramLogBinsData",
+                                   "what a HistogramLogBins reports, taken at one moment")
+      .def_readonly("accumulation_time_start", &HistogramLogBinsData::accumulation_time_start,
+                    "ps of accumulation with the start gate open")
+      .def_readonly("accumulation_time_click", &HistogramLogBinsData::accumulation_time_click,
+                    "ps of accumulation with the click gate open")
+      .def_readonly("n_start", &HistogramLogBinsData::n_start, "starts counted during accumulation")
+      .def_readonly("n_click", &HistogramLogBinsData::n_click, "clicks counted during accumulation")
+      .def("getBinEdges",
+           [](const HistogramLogBinsData& d) {
+             return toNumpy(std::vector<std::int64_t>(d.bin_edges));
+           })
+      .def("getCounts",
+           [](const HistogramLogBinsData& d) {
+             return toNumpy(std::vector<std::uint64_t>(d.counts));
+           })
+      .def("getG2",
+           [](const HistogramLogBinsData& d) { return toNumpy(std::vector<double>(d.g2)); })
+      .def("getG2Normalization", [](const HistogramLogBinsData& d) {
+        return toNumpy(std::vector<double>(d.g2_normalization));
+      });
+
   measurementClass<HistogramLogBins>(module, "HistogramLogBins")
+      .def("getDataObject",
+           [](const HistogramLogBins& h) { return released([&] { return h.getDataObject(); }); })
+      .def("getAccumulationTimeStart", &HistogramLogBins::getAccumulationTimeStart,
+           py::call_guard<py::gil_scoped_release>())
+      .def("getAccumulationTimeClick", &HistogramLogBins::getAccumulationTimeClick,
+           py::call_guard<py::gil_scoped_release>())
       .def("getBinEdges",
            [](const HistogramLogBins& h) {
              return toNumpy(std::vector<std::int64_t>(h.getBinEdges()));

@@ -6,6 +6,7 @@
 // facts.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,33 @@ void requireMatches(const HistogramLogBins& histogram, const LogBinsReference& r
   CHECK(results.facts.getInt("accumulation_time_click") == ref.accumulation_click);
   CHECK(histogram.getAccumulationTimeStart() == ref.accumulation_start);
   CHECK(histogram.getAccumulationTimeClick() == ref.accumulation_click);
+  // The snapshot: the same values, and g2's factor per bin as the formula gives it.
+  const HistogramLogBinsData data = histogram.getDataObject();
+  CHECK(data.bin_edges == histogram.getBinEdges());
+  CHECK(data.counts == ref.counts);
+  CHECK(data.accumulation_time_start == ref.accumulation_start);
+  CHECK(data.accumulation_time_click == ref.accumulation_click);
+  CHECK(data.n_start == ref.n_start);
+  CHECK(data.n_click == ref.n_click);
+  const std::vector<double> g2 = histogram.getDataNormalizedG2();
+  REQUIRE(data.g2.size() == ref.counts.size());
+  REQUIRE(data.g2_normalization.size() == ref.counts.size());
+  const bool accumulated = ref.n_start > 0 && ref.n_click > 0 && ref.accumulation_start > 0;
+  for (std::size_t i = 0; i < ref.counts.size(); ++i) {
+    INFO("bin " << i);
+    const double width = static_cast<double>(data.bin_edges[i + 1] - data.bin_edges[i]);
+    const double factor = static_cast<double>(ref.accumulation_start) / width /
+                          static_cast<double>(ref.n_start) / static_cast<double>(ref.n_click);
+    if (!accumulated) {
+      CHECK(std::isnan(data.g2_normalization[i]));
+      CHECK(std::isnan(data.g2[i]));
+      continue;
+    }
+    CHECK(data.g2_normalization[i] == Approx(factor).epsilon(1e-14));
+    CHECK(data.g2[i] == g2[i]);
+    CHECK(data.g2[i] ==
+          Approx(static_cast<double>(ref.counts[i]) * data.g2_normalization[i]).epsilon(1e-14));
+  }
 }
 
 std::uint64_t total(const std::vector<std::uint64_t>& counts) {

@@ -1,5 +1,5 @@
 """The Python API itself: a measurement written in Python against a brute force, a Counter
-polled while it runs, TagStream,
+polled while it runs, HistogramLogBins' snapshot, TagStream,
 the lifecycle methods, the profile as plain data, lifetimes (a node used after its graph is
 gone, a graph dropped while it runs, arrays kept after their measurement), Ctrl-C during a
 blocking call, bad arguments with the C++ messages, MemorySource's refusal of what is not a
@@ -108,6 +108,26 @@ def test_counter_data_polled_while_running_holds_every_bin_once():
     assert last.getData().shape == (2, last.size) and list(last.getChannels()) == [1, 3]
     np.testing.assert_array_equal(last.getDataTotalCounts(), counts.sum(axis=1))
     assert not any(poll.overflow for poll in polls)
+
+
+def test_histogram_log_bins_data_object_holds_one_consistent_snapshot():
+    graph = tf.Graph(tf.SyntheticSource(seed=2, duration_ps=10**10))
+    histogram = tf.HistogramLogBins(graph, 2, 1, -11, -7, 200)
+    graph.run()
+    data = histogram.getDataObject()
+    np.testing.assert_array_equal(data.getCounts(), histogram.getData())
+    np.testing.assert_array_equal(data.getBinEdges(), histogram.getBinEdges())
+    np.testing.assert_array_equal(data.getG2(), histogram.getDataNormalizedG2())
+    assert data.accumulation_time_start == histogram.getAccumulationTimeStart() > 0
+    assert data.accumulation_time_click == histogram.getAccumulationTimeClick() > 0
+    # Counted from one span (the last edge) after the capture start on.
+    tags = stream_of(10**10, seed=2)
+    accumulated = tags[tags["time"] >= data.getBinEdges()[-1]]
+    assert data.n_start == np.count_nonzero(accumulated["channel"] == 1) > 0
+    assert data.n_click == np.count_nonzero(accumulated["channel"] == 2) > 0
+    widths = np.diff(data.getBinEdges()).astype(float)
+    np.testing.assert_allclose(data.getG2Normalization(), data.accumulation_time_start / (
+        widths * data.n_start * data.n_click), rtol=1e-14)
 
 
 def test_tag_stream_hands_out_each_tag_once():

@@ -37,6 +37,21 @@ struct ChannelGate {
   bool initially_open = false;
 };
 
+// Everything a HistogramLogBins reports, taken at one moment (the getters one by one may see
+// different blocks while the graph runs).
+struct HistogramLogBinsData {
+  std::vector<std::int64_t> bin_edges;  // ps, bins + 1
+  std::vector<std::uint64_t> counts;
+  // g2 = counts * g2_normalization, with g2_normalization = accumulation_time_start /
+  // (bin width * n_start * n_click); NaN while nothing is accumulated.
+  std::vector<double> g2;
+  std::vector<double> g2_normalization;
+  timestamp_t accumulation_time_start = 0;  // ps
+  timestamp_t accumulation_time_click = 0;  // ps
+  std::uint64_t n_start = 0;                // starts counted during accumulation
+  std::uint64_t n_click = 0;                // clicks counted during accumulation
+};
+
 class HistogramLogBins : public Measurement {
  public:
   static const ParameterSchema& schema();
@@ -52,6 +67,7 @@ class HistogramLogBins : public Measurement {
   std::vector<double> getDataNormalizedG2() const;
   timestamp_t getAccumulationTimeStart() const;
   timestamp_t getAccumulationTimeClick() const;
+  HistogramLogBinsData getDataObject() const;
 
   std::optional<std::vector<channel_t>> inputChannels() const override;
   std::vector<channel_t> gatheredChannels() const override;
@@ -125,7 +141,10 @@ class HistogramLogBins : public Measurement {
   }
   GateStates gatesForNextRange() const { return gates_at_snapshot_.value_or(gateStates()); }
   std::vector<double> densityLocked() const;
+  // T_start / (N_start * N_click); NaN while nothing is accumulated.
+  double g2ScaleLocked() const;
   std::vector<double> g2Locked() const;
+  std::vector<double> g2NormalizationLocked() const;
 
   channel_t click_channel_;
   channel_t start_channel_;
