@@ -320,17 +320,24 @@ std::optional<Measurement::Window> Measurement::windowAfter(timestamp_t time) co
   const timestamp_t chunk = plan_->chunk;
   const auto count = static_cast<std::uint64_t>(plan_->count);
   const auto index = static_cast<std::uint64_t>(plan_->index);
-  const timestamp_t past = saturatingAdd(time, -split_.after) - begin;
+  // Unsigned: the plan may end up to 2^64 ps after it begins. Chunk k begins before the end
+  // for k < chunks, so k * chunk stays below the span and no chunk's start wraps.
+  const std::uint64_t span = static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(begin);
+  const auto width = static_cast<std::uint64_t>(chunk);
+  const std::uint64_t chunks = span / width + (span % width != 0 ? 1 : 0);
+  const timestamp_t past = saturatingAdd(saturatingAdd(time, -split_.after), -begin);
   // Chunk k's window ends at begin + (k + 1) * chunk + after: the first that may end after
   // `time` is k = past / chunk; then the first owned one from there.
   auto k = past > 0 ? static_cast<std::uint64_t>(past / chunk) : std::uint64_t{0};
   k += (index + count - k % count) % count;
-  for (;; k += count) {
-    const timestamp_t counted_begin = begin + static_cast<timestamp_t>(k) * chunk;
-    if (counted_begin >= end) return std::nullopt;
-    const Window window = windowOf(counted_begin, std::min(end, counted_begin + chunk));
+  for (; k < chunks; k += count) {
+    const auto counted_begin =
+        static_cast<timestamp_t>(static_cast<std::uint64_t>(begin) + k * width);
+    const Window window =
+        windowOf(counted_begin, std::min(end, saturatingAdd(counted_begin, chunk)));
     if (window.end > time) return window;
   }
+  return std::nullopt;
 }
 
 void Measurement::dispatchPlanned(const TagBlock& block, std::size_t tag_count, timestamp_t end) {

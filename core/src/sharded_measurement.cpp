@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "saturating_add.hpp"
 #include "tagflow/core/error.hpp"
 
 namespace tagflow {
@@ -42,7 +43,16 @@ ShardedMeasurement::ShardedMeasurement(const Factory& make, std::unique_ptr<Meas
     throw InvalidArgument(who + ": chunk " + std::to_string(chunk) +
                           " ps is invalid (valid: >= 0, 0 picks one)");
   }
-  chunk_ = chunk > 0 ? chunk : std::max(kDefaultChunk, 32 * (support->before + support->after));
+  // 32 times the margins, so that they cost at most 1/32 of the work; where that would pass
+  // the longest stream, one chunk as long as that stream (the margins still fit in it).
+  const timestamp_t margins = saturatingAdd(support->before, support->after);
+  if (chunk > 0) {
+    chunk_ = chunk;
+  } else if (margins > kStreamTimeLimit / 32) {
+    chunk_ = std::max(margins, kStreamTimeLimit);
+  } else {
+    chunk_ = std::max(kDefaultChunk, 32 * margins);
+  }
   for (int k = 0; k < shards; ++k) {
     std::unique_ptr<Measurement> shard = build(make_);
     if (shard->kind() != kind() || shard->parameters().entries() != parameters().entries()) {
