@@ -462,7 +462,8 @@ TEST_CASE("The real HydraHarp 1.0 .ht3 file against records decoded here", "[ven
   // The records decoded from the format description: bit 31 special, bits 25..30 channel,
   // 10..24 dtime, 0..9 nsync; a special record of channel 63 adds 1024 sync periods (format
   // 1.0: one wraparound per record), channels 1..15 are marker bits; a photon's time is
-  // nsync * (1 / SyncRate) + dtime * Resolution, rounded to the picosecond.
+  // nsync * (1 / SyncRate) + dtime * Resolution, rounded to the picosecond (halves up), here
+  // in whole numbers: (nsync * 10^12 + dtime * SyncRate) / SyncRate ps.
   const std::vector<std::uint8_t> bytes = readAll(path);
   REQUIRE(bytes.size() == 880 + 4 * std::size_t{335928});
   std::int32_t sync_rate;
@@ -471,7 +472,13 @@ TEST_CASE("The real HydraHarp 1.0 .ht3 file against records decoded here", "[ven
   std::memcpy(&resolution_ps, bytes.data() + 352, 8);
   REQUIRE(sync_rate == 32000664);
   REQUIRE(resolution_ps == 1.0);
-  const long double period_ps = static_cast<long double>(1.0 / sync_rate) * 1e12L;
+  const long double period_ps = 1e12L / sync_rate;
+  const auto exactly = [&](std::uint64_t nsync, std::uint64_t dtime) {
+    __extension__ using Wide = unsigned __int128;
+    const auto rate = static_cast<Wide>(sync_rate);
+    const Wide ps_times_rate = static_cast<Wide>(nsync) * 1'000'000'000'000u + dtime * rate;
+    return static_cast<timestamp_t>((2 * ps_times_rate + rate) / (2 * rate));
+  };
   std::vector<Event> reference;
   std::map<channel_t, std::size_t> photons;
   std::set<std::uint64_t> sync_periods;
@@ -485,7 +492,7 @@ TEST_CASE("The real HydraHarp 1.0 .ht3 file against records decoded here", "[ven
       if (channel == 63) {
         overflow += 1024;
       } else if (channel >= 1 && channel <= 15) {
-        const auto time = static_cast<timestamp_t>(std::llround(nsync * period_ps));
+        const timestamp_t time = exactly(nsync, 0);
         for (int bit = 0; bit < 4; ++bit) {
           if ((channel >> bit & 1) != 0) reference.push_back({200 + bit, time});
         }
@@ -495,12 +502,8 @@ TEST_CASE("The real HydraHarp 1.0 .ht3 file against records decoded here", "[ven
     const std::uint32_t dtime = (word >> 10) & 0x7FFF;
     const channel_t input = 1 + static_cast<channel_t>(channel);
     ++photons[input];
-    reference.push_back(
-        {input, static_cast<timestamp_t>(std::llround(
-                    nsync * period_ps + dtime * static_cast<long double>(resolution_ps)))});
-    if (sync_periods.insert(nsync).second) {
-      reference.push_back({100, static_cast<timestamp_t>(std::llround(nsync * period_ps))});
-    }
+    reference.push_back({input, exactly(nsync, dtime)});  // Resolution is 1 ps
+    if (sync_periods.insert(nsync).second) reference.push_back({100, exactly(nsync, 0)});
   }
   REQUIRE(photons.size() == 8);
   reference = ordered(reference);

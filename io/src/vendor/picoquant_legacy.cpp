@@ -333,7 +333,7 @@ LegacyTiming readPicoHarp(LegacyHeader& h) {
                     h.path(), resolution_ns, resolution_at));
   }
   result.layout = PicoQuantLayout::PicoHarpT3;
-  result.timing = {1.0 / sync_rate, resolution_ns * 1e-9};
+  result.timing = {1.0 / sync_rate, resolution_ns * 1e-9, static_cast<std::uint32_t>(sync_rate)};
   return result;
 }
 
@@ -440,7 +440,7 @@ LegacyTiming readHydraHarp(LegacyHeader& h, bool version2) {
     // The sync period is 1 / SyncRate, SyncDivider not applied, as in PicoQuant's demos: the
     // real file (divider 8, 32 MHz) has dtimes up to 31256 ps, one undivided period, not eight.
     result.layout = version2 ? PicoQuantLayout::GenericT3 : PicoQuantLayout::HydraHarpV1T3;
-    result.timing = {1.0 / sync_rate, resolution_ps * 1e-12};
+    result.timing = {1.0 / sync_rate, resolution_ps * 1e-12, static_cast<std::uint32_t>(sync_rate)};
   }
   return result;
 }

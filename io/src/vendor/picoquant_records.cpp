@@ -70,21 +70,27 @@ class UnitScale {
     // it what is cut is under 2^-64 ps.
     fraction_ =
         static_cast<std::uint64_t>(std::ldexp(exact - static_cast<long double>(integer_), 64));
-    max_count_ = static_cast<std::uint64_t>(
-        std::min(static_cast<long double>(limit_ps) / exact, static_cast<long double>(1ull << 63)));
-    if (max_count_ < largest_count) {
-      throw InvalidArgument(fmt::format(
-          "{} {} s is invalid (valid: > 0 and <= {:.6g} s, so that {} of it stay below {:.6g} ps)",
-          what, unit_s, static_cast<double>(limit_ps) / static_cast<double>(largest_count) * 1e-12,
-          largest_count, static_cast<double>(limit_ps)));
-    }
+    limitCounts(unit_s, what, limit_ps, largest_count);
+  }
+  // Exactly 1 / rate_hz s, the fraction rounded up: a product exactly halfway between two
+  // picoseconds stays at or above the half and rounds up, and no other comes within the
+  // 2^-64 ps per count this adds of it.
+  UnitScale(std::uint32_t rate_hz, std::string_view what, std::uint64_t limit_ps,
+            std::uint64_t largest_count) {
+    constexpr std::uint64_t kPsPerSecond = 1'000'000'000'000;
+    exact_ = static_cast<long double>(kPsPerSecond) / rate_hz;
+    integer_ = kPsPerSecond / rate_hz;
+    fraction_ = static_cast<std::uint64_t>(
+        ((static_cast<Wide>(kPsPerSecond % rate_hz) << 64) + rate_hz - 1) / rate_hz);
+    limitCounts(1.0 / rate_hz, what, limit_ps, largest_count);
   }
   long double exact() const { return exact_; }
   std::uint64_t whole() const { return fraction_ == 0 ? integer_ : 0; }  // 0 when not whole
   std::uint64_t maxCount() const { return max_count_; }
 
-  // count * unit exactly, in units of 2^-64 ps (below 2^126 for counts up to maxCount()).
   __extension__ using Wide = unsigned __int128;
+
+  // count * unit exactly, in units of 2^-64 ps (below 2^126 for counts up to maxCount()).
   Wide exactly(std::uint64_t count) const {
     return static_cast<Wide>(count) * fraction_ + (static_cast<Wide>(count * integer_) << 64);
   }
@@ -113,6 +119,19 @@ class UnitScale {
   }
 
  private:
+  // Counts beyond maxCount() would take the time past `limit_ps`.
+  void limitCounts(double unit_s, std::string_view what, std::uint64_t limit_ps,
+                   std::uint64_t largest_count) {
+    max_count_ = static_cast<std::uint64_t>(std::min(static_cast<long double>(limit_ps) / exact_,
+                                                     static_cast<long double>(1ull << 63)));
+    if (max_count_ < largest_count) {
+      throw InvalidArgument(fmt::format(
+          "{} {} s is invalid (valid: > 0 and <= {:.6g} s, so that {} of it stay below {:.6g} ps)",
+          what, unit_s, static_cast<double>(limit_ps) / static_cast<double>(largest_count) * 1e-12,
+          largest_count, static_cast<double>(limit_ps)));
+    }
+  }
+
   long double exact_ = 0;
   std::uint64_t integer_ = 0;
   std::uint64_t fraction_ = 0;
@@ -137,10 +156,7 @@ class PicoQuantDecoder final : public RecordDecoder {
       : layout_(layout),
         channels_(channels),
         field_max_(fieldMax(layout)),
-        global_(timing.global_resolution_s,
-                isT3(layout) ? "sync period (MeasDesc_GlobalResolution)"
-                             : "time resolution (MeasDesc_GlobalResolution)",
-                isT3(layout) ? kTimeLimitPs / 2 : kTimeLimitPs, field_max_),
+        global_(globalUnit(layout, timing, field_max_)),
         dtime_(isT3(layout) ? timing.resolution_s : timing.global_resolution_s,
                "dtime resolution (MeasDesc_Resolution)", kTimeLimitPs / 2,
                layout == PicoQuantLayout::PicoHarpT3 ? kPicoHarpLargestDtime
@@ -164,6 +180,19 @@ class PicoQuantDecoder final : public RecordDecoder {
  private:
   using Run = Tag* (PicoQuantDecoder::*)(const std::uint8_t*, std::size_t, std::uint64_t,
                                          timestamp_t, Tag*);
+
+  // T2: the time unit; T3: the sync period, exactly 1 / the rate where the header gives that.
+  static UnitScale globalUnit(PicoQuantLayout layout, const PicoQuantTiming& timing,
+                              std::uint64_t field_max) {
+    const std::uint64_t limit = isT3(layout) ? kTimeLimitPs / 2 : kTimeLimitPs;
+    if (timing.global_rate_hz != 0) {
+      return UnitScale(timing.global_rate_hz, "sync period (1 / the sync rate)", limit, field_max);
+    }
+    return UnitScale(timing.global_resolution_s,
+                     isT3(layout) ? "sync period (MeasDesc_GlobalResolution)"
+                                  : "time resolution (MeasDesc_GlobalResolution)",
+                     limit, field_max);
+  }
 
   // The largest value of the field the overflows add to (T2: the time, T3: nsync).
   static std::uint64_t fieldMax(PicoQuantLayout layout) {

@@ -40,6 +40,9 @@ const PicoQuantRecordType* findPicoQuantRecordType(std::uint32_t code);
 struct PicoQuantTiming {
   double global_resolution_s;  // T2: the time unit; T3: the sync period
   double resolution_s;         // T3: the dtime unit
+  // When not 0, the global unit is exactly 1 / global_rate_hz s: the legacy T3 headers give
+  // the sync rate, a whole number, and its reciprocal as a double is not the period.
+  std::uint32_t global_rate_hz = 0;
 };
 
 // Throws InvalidArgument naming a resolution that is not positive and finite.
