@@ -26,11 +26,14 @@ std::unique_ptr<Source> makeSourceFrom(const std::string& kind, const py::dict& 
   for (const auto& [key, value] : kwargs) {
     const std::string name = py::str(key).cast<std::string>();
     if (value.is_none()) continue;
-    const bool is_table = py::isinstance<py::list>(value) && py::len(value) > 0 &&
-                          py::isinstance<py::dict>(value.cast<py::list>()[0]);
+    // A list of dicts is a table, and so is an empty list: no source key takes a list.
+    const bool is_table =
+        py::isinstance<py::list>(value) &&
+        (py::len(value) == 0 || py::isinstance<py::dict>(value.cast<py::list>()[0]));
     if (is_table) {
+      auto& rows = spec.tables[name];
       for (const py::handle row : value.cast<py::list>()) {
-        spec.tables[name].push_back(parametersFrom(row.cast<py::dict>(), nullptr));
+        rows.push_back(parametersFrom(row.cast<py::dict>(), nullptr));
       }
     } else {
       spec.parameters.set(name, parameterValue(name, value, nullptr));

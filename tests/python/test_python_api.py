@@ -1,5 +1,5 @@
 """The Python API itself: a measurement written in Python against a brute force, a Counter
-polled while it runs, HistogramLogBins' snapshot, TagStream,
+polled while it runs, HistogramLogBins' snapshot, an empty table of a source, TagStream,
 the lifecycle methods, the profile as plain data, lifetimes (a node used after its graph is
 gone, a graph dropped while it runs, arrays kept after their measurement), Ctrl-C during a
 blocking call, bad arguments with the C++ messages, MemorySource's refusal of what is not a
@@ -327,6 +327,17 @@ def test_arguments_of_the_wrong_kind_are_named(scratch):
     tf.FileWriter(replay, scratch / "copy.tags", [1])
     with pytest.raises(ValueError, match="copy.tags' is open in this process"):
         tf.FileWriter(replay, str(scratch / "copy.tags"), [2])
+
+
+def test_an_empty_table_is_a_table():
+    # overflow=[] is no overflow at all: the stream of the source without the key.
+    with_empty = tf.Graph(tf.SyntheticSource(duration_ps=10**9, overflow=[]))
+    stream = tf.TagStream(with_empty, channels=[1, 2, 3])
+    with_empty.run()
+    tags = stream_of(10**9)
+    np.testing.assert_array_equal(stream.getData(), tags[np.isin(tags["channel"], [1, 2, 3])])
+    with pytest.raises(ValueError, match="channels must not be empty"):
+        tf.SyntheticSource(duration_ps=10**9, channel=[])
 
 
 def test_a_source_feeds_one_graph():
