@@ -322,7 +322,7 @@ TEST_CASE("Superposed Poisson channels keep their rates and are independent", "[
   CHECK(std::abs(total - 100 * per_bin) < 5 * std::sqrt(100 * per_bin));
 }
 
-TEST_CASE("Every kind of channel gives the same stream for every block size and duration",
+TEST_CASE("Every kind of channel gives the same stream for every block size, duration and length",
           "[synthetic]") {
   // All kinds at once: superposed Poisson channels, a jittered clock and a noisy one, partners
   // of a Poisson channel (one ahead of it), of a clock and of a partner, overflow intervals.
@@ -358,6 +358,17 @@ TEST_CASE("Every kind of channel gives the same stream for every block size and 
     INFO("channel " << channel);
     CHECK(!timesOf(reference.tags, channel).empty());
   }
+  // A shorter stream is the beginning of the longer one (the window that holds its end too).
+  SyntheticConfig shorter_config = config(16384, 20'000'000'000);
+  shorter_config.duration_ps = 1'700'000'123;
+  shorter_config.overflows.pop_back();  // it would lie past the shorter end
+  SyntheticSource shorter_source(shorter_config);
+  const DrainedStream shorter = drain(shorter_source);
+  const auto shorter_end =
+      std::lower_bound(reference.tags.begin(), reference.tags.end(), 700'000'123,
+                       [](const Tag& tag, timestamp_t time) { return tag.time < time; });
+  CHECK(shorter.tags == std::vector<Tag>(reference.tags.begin(), shorter_end));
+  CHECK(shorter.end() == 700'000'123);
 
   const std::size_t block_size = GENERATE(1, 7, 16384);
   const timestamp_t max_duration =

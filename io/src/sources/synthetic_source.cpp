@@ -531,7 +531,10 @@ void SyntheticSource::Generator::mergeRunsBefore(timestamp_t window_end) {
 
 void SyntheticSource::Generator::generateWindow() {
   const timestamp_t window_begin = finalised_until_;
-  const timestamp_t window_end = std::min(stream_end_, window_begin + window_ps_);
+  // The windows do not depend on the stream's length (the random words go to the same events
+  // whatever it is): the last one is generated whole and cut at the end, so that a stream is
+  // the beginning of any longer one with the same seed.
+  const timestamp_t window_end = window_begin + window_ps_;
   // Generation runs one guard ahead so that no jittered or delayed event can still land
   // before `window_end` once the window is finalised.
   const timestamp_t generate_until = window_end + guard_ps_;
@@ -562,8 +565,15 @@ void SyntheticSource::Generator::generateWindow() {
 
   const std::size_t first_new = ready_.size();
   mergeRunsBefore(window_end);
-  finalised_until_ = window_end;
-  if (applyOverflows(first_new, window_begin, window_end)) {
+  const timestamp_t finalised = std::min(window_end, stream_end_);
+  if (finalised < window_end) {
+    const std::span<const Tag> window = ready_.items().subspan(first_new);
+    const auto kept = std::lower_bound(window.begin(), window.end(), finalised,
+                                       [](const Tag& tag, timestamp_t t) { return tag.time < t; });
+    ready_.truncate(first_new + static_cast<std::size_t>(kept - window.begin()));
+  }
+  finalised_until_ = finalised;
+  if (applyOverflows(first_new, window_begin, finalised)) {
     std::sort(ready_.data() + first_new, ready_.data() + ready_.size(), canonicalTagOrder);
   }
 }

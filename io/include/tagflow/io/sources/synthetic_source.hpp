@@ -1,5 +1,5 @@
 // SyntheticSource: a deterministic stream for a given seed and configuration, independent of
-// the block size. Each channel is a Poisson process (rate), a periodic clock (frequency,
+// the block size; a stream of some duration is the beginning of the same stream run longer. Each channel is a Poisson process (rate), a periodic clock (frequency,
 // Gaussian jitter = white phase noise, and optionally the clock noise models of ClockNoise)
 // or the partner of an earlier channel (each of its events is echoed with a probability,
 // after a delay, with Gaussian jitter). Overflow intervals can be injected:
