@@ -64,14 +64,15 @@ TEST_CASE("Shards with margins near the range of times neither double-count nor 
   // A Correlation window of 2^52 ps and a HistogramLogBins span of 10^16 ps: 32 times the
   // margins, times a chunk number, passes 2^63 for a shard count that needs more chunks than
   // fit. Every shard count must still give one pass's results, and finish.
-  const SyntheticConfig config = splitStreamConfig(5);
+  const SyntheticConfig config = mixedConfig(2'000'000'000, 4096, 1.0, 5);  // 2 ms
   const MeasurementFactory kinds[] = {
       [] { return std::make_unique<Correlation>("wide", 2, 1, timestamp_t{1} << 42, 1024); },
       [] { return std::make_unique<HistogramLogBins>("long", 2, 1, -12, 4, 100); },
       [] { return std::make_unique<HistogramLogBins>("longest", 2, 1, -12, 6, 100); }};
   for (const MeasurementFactory& make : kinds) {
     const ResultSet alone = runAlone(make, config);
-    for (const int shards : {2, 29, 65, 128, 256}) {
+    // 29 and 65 shards counted twice before, 128 never ended.
+    for (const int shards : {29, 65, 128}) {
       INFO(make()->name() << ", " << shards << " shards");
       SyntheticSource source(config);
       MeasurementGraph graph(source, GraphOptions{.threads = 2});
