@@ -56,6 +56,21 @@ struct ConvertOptions {
 // Converts between raw tag files, tag files and Photon-HDF5.
 int convertCommand(const ConvertOptions& options);
 
+// `tagflow merge OUT IN...`: recordings of several taggers as one tag file set
+// (mergeStreamFiles).
+struct MergeOptions {
+  std::string output;
+  std::vector<std::string> inputs;
+  std::vector<std::int32_t> channel_offsets;  // one per input, or none
+  std::vector<std::int64_t> time_offsets;     // ps, one per input, or none
+  bool overlap_only = false;
+  std::optional<std::string> compression;
+  std::optional<std::uint64_t> max_file_size;
+  bool quiet = false;
+};
+
+int mergeCommand(const MergeOptions& options);
+
 // `tagflow info FILE`: a vendor file's header.
 struct InfoOptions {
   std::string path;

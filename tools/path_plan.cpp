@@ -64,12 +64,26 @@ void PathPlan::check() const {
   }
 }
 
-void planSourceReads(const SourceSpec& source, PathPlan& plan) {
+namespace {
+
+void planReads(const Parameters& parameters, const std::string& owner, PathPlan& plan) {
   for (const char* key : {"path", "set_file"}) {
-    if (!source.parameters.contains(key)) continue;
+    if (!parameters.contains(key)) continue;
     // A path of another type is refused, by name, when the source is made.
-    if (const auto* path = std::get_if<std::string>(&source.parameters.at(key))) {
-      plan.reads(*path, fmt::format("[source] {}", key));
+    if (const auto* path = std::get_if<std::string>(&parameters.at(key))) {
+      plan.reads(*path, fmt::format("{} {}", owner, key));
+    }
+  }
+}
+
+}  // namespace
+
+void planSourceReads(const SourceSpec& source, PathPlan& plan) {
+  planReads(source.parameters, "[source]", plan);
+  // A merged source's inputs.
+  if (const auto inputs = source.tables.find("input"); inputs != source.tables.end()) {
+    for (std::size_t i = 0; i < inputs->second.size(); ++i) {
+      planReads(inputs->second[i], fmt::format("[[source.input]] #{}", i), plan);
     }
   }
 }

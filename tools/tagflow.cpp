@@ -2,8 +2,8 @@
 // from a configuration, runs it with live progress, prints the profile and writes HDF5;
 // `tagflow record CONFIG.toml OUT` writes a source's stream to a tag file or a raw tag file;
 // `tagflow convert IN OUT` converts between raw tag files, tag files and Photon-HDF5, and
-// from other vendors' files; `tagflow info FILE` shows a vendor file's header or a recording's
-// time index;
+// from other vendors' files; `tagflow merge OUT IN...` merges recordings of several taggers;
+// `tagflow info FILE` shows a vendor file's header or a recording's time index;
 // `tagflow serve CONFIG.toml` runs it while a web page shows it live;
 // `tagflow plot RESULTS.h5` draws the figures of a results file; `tagflow stream send` sends
 // a source's stream over UDP and `tagflow linktest` measures that link.
@@ -131,6 +131,30 @@ int main(int argc, char** argv) {
                       "Photon-HDF5 /description text");
   convert->add_flag("-q,--quiet", convert_options.quiet, "print nothing but errors");
 
+  cli::MergeOptions merge_options;
+  auto* merge = app.add_subcommand(
+      "merge", "merge recordings (.tags) of several time taggers into one, in time order");
+  merge->add_option("output", merge_options.output, "tag file set to write (.tags)")->required();
+  merge->add_option("inputs", merge_options.inputs, "tag files to merge")->required();
+  merge
+      ->add_option("--channel-offsets", merge_options.channel_offsets,
+                   "per input, added to its channels (falling edges: subtracted)")
+      ->delimiter(',');
+  merge
+      ->add_option("--time-offsets", merge_options.time_offsets, "per input, ps added to its times")
+      ->delimiter(',');
+  merge->add_flag("--overlap-only", merge_options.overlap_only,
+                  "keep only the span every input covers");
+  merge
+      ->add_option("--compression", merge_options.compression,
+                   "compression behind the packed blocks")
+      ->check(CLI::IsMember({"none", "zstd", "lz4"}));
+  merge
+      ->add_option("--max-file-size", merge_options.max_file_size,
+                   "bytes after which a new part begins")
+      ->check(CLI::Range(std::uint64_t{4096}, std::uint64_t{1} << 62));
+  merge->add_flag("-q,--quiet", merge_options.quiet, "print nothing but errors");
+
   cli::InfoOptions info_options;
   auto* info = app.add_subcommand(
       "info",
@@ -218,6 +242,7 @@ int main(int argc, char** argv) {
     if (*serve) return cli::serveCommand(serve_options);
     if (*record) return cli::recordCommand(record_config, record_output);
     if (*convert) return cli::convertCommand(convert_options);
+    if (*merge) return cli::mergeCommand(merge_options);
     if (*info) return cli::infoCommand(info_options);
     if (*plot) return cli::plotCommand(plot_options);
     if (*send) return cli::streamSendCommand(send_options);

@@ -8,6 +8,7 @@
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/kind_registry.hpp"
 #include "tagflow/io/hdf5/photon_hdf5.hpp"
+#include "tagflow/io/sources/merged_source.hpp"
 #include "tagflow/io/sources/paced_source.hpp"
 #include "tagflow/io/sources/raw_file.hpp"
 #include "tagflow/io/tagfile/file_reader.hpp"
@@ -159,6 +160,39 @@ const ParameterSchema& tagfileSchema() {
   return schema;
 }
 
+const ParameterSchema& mergedSchema() {
+  static const ParameterSchema schema(
+      "merged",
+      "several sources as one stream, such as the recordings of several time taggers: each "
+      "[[source.input]] table below is a source, shifted in channels and time; the stream spans "
+      "the union of theirs, overflow intervals united",
+      {ParameterSpec::boolean("overlap_only")
+           .byDefault(false)
+           .help("keep only the span every input covers"),
+       blockSizeKey(static_cast<std::int64_t>(kDefaultMergedBlockSize))});
+  return schema;
+}
+
+constexpr std::int64_t kLargestChannelOffset = (std::int64_t{1} << 27) - 1;
+
+const ParameterSchema& mergedInputSchema() {
+  static const ParameterSchema schema(
+      "input",
+      "[[source.input]]: one input of a merged source: `kind` and that kind's keys, and these",
+      {ParameterSpec::integer("channel_offset")
+           .atLeast(static_cast<double>(-kLargestChannelOffset))
+           .atMost(static_cast<double>(kLargestChannelOffset))
+           .byDefault(std::int64_t{0})
+           .help("added to its channels (falling edges: subtracted)"),
+       ParameterSpec::integer("time_offset_ps")
+           .unit("ps")
+           .atLeast(-0x1p62)
+           .atMost(0x1p62)
+           .byDefault(std::int64_t{0})
+           .help("added to its times")});
+  return schema;
+}
+
 // The settings without `kind`, which chose the schema.
 Parameters withoutKind(const Parameters& parameters) {
   Parameters rest;
@@ -201,6 +235,56 @@ void requireNoTables(const SourceSpec& spec) {
     throw InvalidArgument("source '" + spec.kind + "' takes no table 'source." +
                           spec.tables.begin()->first + "'");
   }
+}
+
+std::unique_ptr<Source> mergedSource(const SourceSpec& spec) {
+  for (const auto& [name, tables] : spec.tables) {
+    if (name != "input") {
+      throw InvalidArgument("source 'merged' takes no table 'source." + name +
+                            "' (valid: source.input)");
+    }
+  }
+  const Parameters p = mergedSchema().validate(withoutKind(spec.parameters), "source 'merged'");
+  std::vector<MergedInput> inputs;
+  const auto found = spec.tables.find("input");
+  const std::size_t count = found == spec.tables.end() ? 0 : found->second.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const Parameters& given = found->second[i];
+    const std::string where = "source.input #" + std::to_string(i);
+    SourceSpec inner;
+    inner.kind = given.contains("kind") ? given.getString("kind") : "";
+    if (inner.kind.empty() || inner.kind == "merged") {
+      std::string valid;
+      for (const SourceKind& kind : sourceKinds()) {
+        if (kind.schema->kind() == "merged") continue;
+        valid += (valid.empty() ? "" : ", ") + kind.schema->kind();
+      }
+      throw InvalidArgument(where + (inner.kind.empty() ? ": kind is missing" : ": kind 'merged'") +
+                            " (valid: " + valid + ")");
+    }
+    Parameters offsets;
+    for (const auto& [key, value] : given.entries()) {
+      (key == "channel_offset" || key == "time_offset_ps" ? offsets : inner.parameters)
+          .set(key, value);
+    }
+    const Parameters shift = mergedInputSchema().validate(offsets, where);
+    try {
+      inputs.push_back(MergedInput{makeSource(inner),
+                                   static_cast<channel_t>(shift.getInt("channel_offset")),
+                                   shift.getInt("time_offset_ps")});
+    } catch (const InvalidArgument& error) {
+      const std::string what = error.what();
+      throw InvalidArgument(where + ": " + what +
+                            (what.find("unknown key") == std::string::npos
+                                 ? ""
+                                 : "; an input also takes channel_offset and time_offset_ps"));
+    }
+  }
+  if (inputs.empty()) {
+    throw InvalidArgument("source 'merged' has no [[source.input]] table (valid: one or more)");
+  }
+  return std::make_unique<MergedSource>(std::move(inputs), p.getBool("overlap_only", false),
+                                        static_cast<std::size_t>(p.getInt("block_size")));
 }
 
 // The keys of every vendor file source: the file, the block size and the channel numbering.
@@ -389,6 +473,7 @@ const std::vector<SourceKind>& sourceKinds() {
          return std::make_unique<PhotonHdf5Source>(
              p.getString("path"), static_cast<std::size_t>(p.getInt("block_size")));
        }},
+      {&mergedSchema(), {&mergedInputSchema()}, mergedSource},
       {&udpSourceSchema(),
        {},
        [](const SourceSpec& spec) -> std::unique_ptr<Source> {

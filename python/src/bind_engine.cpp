@@ -11,6 +11,7 @@
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/hdf5/results_writer.hpp"
 #include "tagflow/io/sources/memory_source.hpp"
+#include "tagflow/io/tagfile/merge_stream_files.hpp"
 #include "tagflow/kinds.hpp"
 
 namespace tagflow::python {
@@ -285,6 +286,29 @@ void bindEngine(py::module_& module) {
       },
       py::arg("path"), py::arg("graph"), py::arg("config") = "",
       "write every measurement of the graph and its last profile, in tagflow run's layout");
+
+  module.def(
+      "merge_stream_files",
+      [](const std::string& output, const std::vector<std::string>& inputs,
+         const std::vector<channel_t>& channel_offsets,
+         const std::vector<timestamp_t>& time_offsets, bool overlap_only,
+         std::uint64_t max_file_size, const std::string& compression) {
+        const tagfile::Compression method = tagfile::compressionFromName(compression);
+        MergedFilesSummary summary;
+        {
+          py::gil_scoped_release release;
+          summary = mergeStreamFiles(output, inputs, channel_offsets, time_offsets, overlap_only,
+                                     max_file_size, method);
+        }
+        py::dict out;
+        out["tags"] = summary.tags;
+        out["bytes"] = summary.bytes;
+        out["begin"] = summary.begin;
+        out["end"] = summary.end;
+        return out;
+      },
+      py::arg("output"), py::arg("inputs"), py::arg("channel_offsets"), py::arg("time_offsets"),
+      py::arg("overlap_only"), py::arg("max_file_size"), py::arg("compression"));
 
   module.def(
       "require_splits_by_time",

@@ -41,6 +41,18 @@ def write_hdf5(path, graph, config=""):
     _core.write_hdf5(os.fspath(path), graph, config)
 
 
+def mergeStreamFiles(output, inputs, channel_offsets=(), time_offsets=(), overlap_only=False,
+                     max_file_size=1 << 30, compression="none"):
+    """Merges tag file recordings of several time taggers into one set at `output`: input k's
+    channels shifted by channel_offsets[k] (falling edges away from zero alike) and its times
+    by time_offsets[k] ps (empty: all zero), the tags in time order, overflow intervals united;
+    overlap_only keeps only the span every input covers. Returns a dict with the tags and
+    bytes written and the merged span (begin, end in ps)."""
+    return _core.merge_stream_files(os.fspath(output), [os.fspath(path) for path in inputs],
+                                    list(channel_offsets), list(time_offsets), overlap_only,
+                                    max_file_size, compression)
+
+
 def _check_owner(kind, graph, name):
     """The graph and name that every node takes, refused with TypeError naming what came."""
     if not isinstance(graph, Graph):
@@ -212,6 +224,14 @@ def RawFileSource(path, **kwargs):
 def FileReader(path, **kwargs):
     """A tag file (FileWriter, tagflow convert) replayed; speed=1.0 for real time."""
     return _core.make_source("tagfile", dict(kwargs, path=path))
+
+
+def MergedSource(inputs, **kwargs):
+    """Several sources as one stream, such as the recordings of several time taggers: `inputs`
+    lists dicts, each a source kind with its keys and an optional channel_offset and
+    time_offset_ps, e.g. [{"kind": "tagfile", "path": "a.tags"}, {"kind": "tagfile", "path":
+    "b.tags", "channel_offset": 8}]; overlap_only=True keeps only the span every input covers."""
+    return _core.make_source("merged", dict(kwargs, input=list(inputs)))
 
 
 def VendorFile(path, format="auto", **kwargs):

@@ -209,6 +209,63 @@ TOML
 expect_command_failure "a raw file as a tag file" 1 "is not a tag file" "$tagflow" run -q foreign.toml
 expect_command_failure "convert: unknown extension" 2 "cannot tell the format" "$tagflow" convert rec.tags out.xyz
 expect_command_failure "convert: a raw file as Photon-HDF5" 1 "not an HDF5 file" "$tagflow" convert --from h5 direct.raw x.tags
+# --- merge ----------------------------------------------------------------------------------
+# The recording merged with a copy of itself on channels shifted by 10 and 1000 ps later: each
+# copy's tags come back shifted, in time order, the two overflow intervals as one.
+if "$tagflow" merge -q merged.tags rec.tags rec.tags --channel-offsets 0,10 --time-offsets 0,1000 &&
+  "$tagflow" convert -q merged.tags merged.raw && "$python" - <<'PY'; then
+import numpy as np
+record = [("type", "u1"), ("reserved", "u1"), ("missed", "<u2"), ("channel", "<i4"), ("time", "<i8")]
+direct = np.fromfile("direct.raw", dtype=record)
+merged = np.fromfile("merged.raw", dtype=record)
+assert np.all(np.diff(merged["time"]) >= 0)
+tags = direct[direct["type"] == 0]
+merged_tags = merged[merged["type"] == 0]
+original = merged_tags[np.abs(merged_tags["channel"]) < 10]
+copy = merged_tags[np.abs(merged_tags["channel"]) > 10]
+assert len(tags) > 0 and np.array_equal(original["time"], tags["time"])
+assert np.array_equal(original["channel"], tags["channel"])
+assert np.array_equal(copy["time"], tags["time"] + 1000)
+assert np.array_equal(copy["channel"], tags["channel"] + np.sign(tags["channel"]) * 10)
+assert list(merged["time"][merged["type"] == 2]) == [10_000_000_000]
+assert list(merged["time"][merged["type"] == 3]) == [11_000_001_000]
+missed = merged["missed"][merged["type"] == 4].sum()
+assert missed == 2 * direct["missed"][direct["type"] == 4].sum() and missed > 0
+PY
+  pass "merge: two shifted copies of a recording, in order, overflows united"
+else
+  fail "merge of two shifted copies"
+fi
+# The same merge as a source of its own, named in a configuration.
+cat >merged_source.toml <<'TOML'
+[source]
+kind = "merged"
+[[source.input]]
+kind = "tagfile"
+path = "rec.tags"
+[[source.input]]
+kind = "tagfile"
+path = "rec.tags"
+channel_offset = 10
+time_offset_ps = 1000
+TOML
+if "$tagflow" record merged_source.toml viasource.raw >/dev/null && cmp -s viasource.raw merged.raw; then
+  pass "merged source: the stream of tagflow merge"
+else
+  fail "merged source: viasource.raw differs from merged.raw"
+fi
+sed 's/channel_offset = 10/channel_offset = 10\nchannel_ofset = 3/' merged_source.toml >bad_key.toml
+expect_command_failure "merged source: an unknown key of an input" 2 "source.input #1" \
+  "$tagflow" record bad_key.toml x.raw
+sed 's/channel_offset = 10/channel_offset = 200_000_000/' merged_source.toml >bad_offset.toml
+expect_command_failure "merged source: an offset out of range" 2 \
+  "source.input #1: channel_offset 200000000 is invalid (valid: -134217727..134217727)" "$tagflow" record bad_offset.toml x.raw
+expect_command_failure "merge: offsets for another number of inputs" 2 \
+  "1 channel offsets for 2 inputs" "$tagflow" merge m.tags rec.tags rec.tags --channel-offsets 3
+expect_command_failure "merge: the output among the inputs" 2 "rec.tags" \
+  "$tagflow" merge rec.tags rec.tags rec.tags
+if [ -e m.tags ]; then fail "a refused merge left m.tags"; else pass "a refused merge leaves no output"; fi
+
 # A damaged tail: everything before it is converted, exit 3 (test_killed_recording.sh makes
 # them by killing recordings).
 # Inside the last record of part 0: before its part end and the time index that part end

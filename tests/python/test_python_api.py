@@ -5,7 +5,8 @@ gone, a graph dropped while it runs, arrays kept after their measurement), Ctrl-
 blocking call, bad arguments with the C++ messages, MemorySource's refusal of what is not a
 whole number or not one-dimensional, virtual channels of another graph, Coincidences' groups as
 one list, a CustomMeasurement without process() or with results() that are not numbers, and
-results written onto a full disk, and node names refused before the node is made."""
+results written onto a full disk, node names refused before the node is made, and
+mergeStreamFiles and MergedSource against numpy's merge of the same recordings."""
 
 import gc
 import os
@@ -557,3 +558,39 @@ def test_names_are_checked_before_the_node_is_made(scratch):
     tf.Countrate(graph, [2], name="Countrate")
     tf.Countrate(graph, [2], name="Countrate_2")
     assert tf.Countrate(graph, [3]).name == "Countrate_3"
+
+
+def test_merge_stream_files_shifts_and_orders_both_recordings(scratch):
+    rng = np.random.default_rng(5)
+    recorded = []
+    for name, channels in (("a.tags", [1, 2]), ("b.tags", [1, -1])):
+        times = np.sort(rng.integers(0, 10**9, 20000))
+        channel = rng.choice(channels, len(times))
+        graph = tf.Graph(tf.MemorySource(times, channel, begin_time=0, end_time=10**9))
+        tf.FileWriter(graph, scratch / name, channels)
+        graph.run()
+        recorded.append((times, channel))
+    summary = tf.mergeStreamFiles(scratch / "m.tags", [scratch / "a.tags", scratch / "b.tags"],
+                                  channel_offsets=[0, 2], time_offsets=[0, 300_000_000])
+    assert summary == {"tags": 40000, "bytes": (scratch / "m.tags").stat().st_size,
+                       "begin": 0, "end": 1_300_000_000}
+    (times_a, channels_a), (times_b, channels_b) = recorded
+    times = np.concatenate([times_a, times_b + 300_000_000])
+    channels = np.concatenate([channels_a, channels_b + 2 * np.sign(channels_b)])
+    order = np.lexsort((channels, times))
+    replay = tf.Graph(tf.FileReader(scratch / "m.tags"))
+    stream = tf.TagStream(replay, channels=[1, 2, 3, -3], max_tags=10**6)
+    replay.run()
+    merged = stream.getData()
+    np.testing.assert_array_equal(merged["time"], times[order])
+    np.testing.assert_array_equal(merged["channel"], channels[order])
+    with pytest.raises(ValueError, match="1 time offsets for 2 inputs"):
+        tf.mergeStreamFiles(scratch / "n.tags", [scratch / "a.tags"] * 2, time_offsets=[5])
+    # The same merge as a source: the stream a graph sees is the merged file's.
+    source = tf.MergedSource([{"kind": "tagfile", "path": scratch / "a.tags"},
+                              {"kind": "tagfile", "path": scratch / "b.tags",
+                               "channel_offset": 2, "time_offset_ps": 300_000_000}])
+    live = tf.Graph(source)
+    live_stream = tf.TagStream(live, channels=[1, 2, 3, -3], max_tags=10**6)
+    live.run()
+    np.testing.assert_array_equal(live_stream.getData(), merged)

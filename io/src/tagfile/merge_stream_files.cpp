@@ -1,0 +1,95 @@
+#include "tagflow/io/tagfile/merge_stream_files.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "tagflow/core/error.hpp"
+#include "tagflow/io/sources/merged_source.hpp"
+#include "tagflow/io/tagfile/file_reader.hpp"
+
+namespace tagflow {
+
+namespace {
+
+// Whether `output` names `input` or one of the parts that follow it.
+bool overwritesInput(const std::string& output, const std::string& input) {
+  std::error_code error;
+  const auto target = std::filesystem::weakly_canonical(output, error);
+  if (error) return false;
+  for (std::uint32_t part = 0;; ++part) {
+    const std::string path = TagFileWriter::partPath(input, part);
+    if (part > 0 && !std::filesystem::exists(path, error)) return false;
+    if (std::filesystem::weakly_canonical(path, error) == target && !error) return true;
+  }
+}
+
+}  // namespace
+
+MergedFilesSummary mergeStreamFiles(const std::string& output,
+                                    const std::vector<std::string>& inputs,
+                                    const std::vector<channel_t>& channel_offsets,
+                                    const std::vector<timestamp_t>& time_offsets, bool overlap_only,
+                                    std::uint64_t max_file_size, tagfile::Compression compression) {
+  const auto checkLength = [&](std::size_t size, const char* what) {
+    if (size != 0 && size != inputs.size()) {
+      throw InvalidArgument(fmt::format(
+          "mergeStreamFiles: {} {} for {} inputs (valid: one per input, or none for all zero)",
+          size, what, inputs.size()));
+    }
+  };
+  checkLength(channel_offsets.size(), "channel offsets");
+  checkLength(time_offsets.size(), "time offsets");
+  if (inputs.empty()) throw InvalidArgument("mergeStreamFiles: no inputs (valid: one or more)");
+  for (const std::string& input : inputs) {
+    if (overwritesInput(output, input)) {
+      throw InvalidArgument(
+          fmt::format("mergeStreamFiles: the output '{}' is the input '{}' or one of its parts",
+                      output, input));
+    }
+  }
+
+  TagFileOptions options;
+  options.path = output;
+  options.max_file_size = max_file_size;
+  options.compression = compression;
+  options.validate();
+
+  std::vector<MergedInput> sources;
+  std::string configuration = fmt::format("merged by mergeStreamFiles ({}) from:",
+                                          overlap_only ? "common span only" : "union of spans");
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    auto reader = std::make_unique<FileReader>(inputs[k]);
+    const channel_t channel_offset = channel_offsets.empty() ? 0 : channel_offsets[k];
+    const timestamp_t time_offset = time_offsets.empty() ? 0 : time_offsets[k];
+    configuration += fmt::format(
+        "\ninput {}: {} (channel offset {}, time offset {} ps); its "
+        "configuration: {}",
+        k, inputs[k], channel_offset, time_offset, reader->getConfiguration());
+    sources.push_back(MergedInput{std::move(reader), channel_offset, time_offset});
+  }
+  MergedSource merged(std::move(sources), overlap_only);
+
+  options.configuration = std::move(configuration);
+  options.channels = merged.channels();
+  TagFileWriter writer(options);
+  BlockPacker packer(compression);
+  EncodedBlock encoded;
+  BlockBuffer block;
+  MergedFilesSummary summary;
+  bool first = true;
+  while (merged.next(block)) {
+    if (first) summary.begin = block.begin_time;
+    first = false;
+    summary.end = block.end_time;
+    packer.pack(block.tags, block.begin_time, block.end_time, encoded);
+    writer.write(encoded);
+  }
+  writer.close();
+  summary.tags = writer.tagsWritten();
+  summary.bytes = writer.bytesWritten();
+  return summary;
+}
+
+}  // namespace tagflow

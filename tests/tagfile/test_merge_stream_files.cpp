@@ -1,0 +1,109 @@
+// mergeStreamFiles: two recordings merged into a split set read back as the MergedSource of
+// the same tags gives (tests/io/test_merged_source.cpp checks that against brute force), the
+// inputs named in the output's configuration; bad arguments are named.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <memory>
+
+#include "support/drain.hpp"
+#include "support/generators.hpp"
+#include "support/temp_dir.hpp"
+#include "tagfile/tagfile_streams.hpp"
+#include "tagflow/core/error.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
+#include "tagflow/io/sources/merged_source.hpp"
+#include "tagflow/io/tagfile/file_reader.hpp"
+#include "tagflow/io/tagfile/merge_stream_files.hpp"
+
+using namespace tagflow;
+using Catch::Contains;
+
+namespace {
+
+struct Recorded {
+  std::vector<Tag> tags;
+  timestamp_t begin;
+  timestamp_t end;
+};
+
+void record(const std::string& path, const Recorded& recorded, std::vector<channel_t> channels,
+            const std::string& configuration) {
+  TagFileOptions options;
+  options.path = path;
+  options.channels = std::move(channels);
+  options.configuration = configuration;
+  TagFileWriter writer(options);
+  auto blocks = test::randomBlocks(7, recorded.tags, 3000);
+  blocks.front().begin = recorded.begin;
+  blocks.back().end = recorded.end;
+  test::writeBlocks(writer, blocks, tagfile::Compression::None);
+  writer.close();
+}
+
+}  // namespace
+
+TEST_CASE("mergeStreamFiles writes the merged stream as a split set", "[tagfile][merge]") {
+  test::TempDir dir;
+  const Recorded first{
+      test::withOverflow(test::randomTags(11, {1, 2}, 1000, 3'000'000, 60), 800'000, 900'000), 1000,
+      3'000'000};
+  const Recorded second{
+      test::withOverflow(test::randomTags(12, {1, -1}, 0, 2'000'000, 500), 850'000, 1'200'000), 0,
+      2'000'000};
+  record(dir.file("a.tags"), first, {1, 2}, "tagger A");
+  record(dir.file("b.tags"), second, {1, -1}, "tagger B");
+  const bool overlap_only = GENERATE(false, true);
+  const auto compression = GENERATE(tagfile::Compression::None, tagfile::Compression::Zstd);
+
+  const MergedFilesSummary summary =
+      mergeStreamFiles(dir.file("merged.tags"), {dir.file("a.tags"), dir.file("b.tags")}, {0, 4},
+                       {0, 500'000}, overlap_only, 4096, compression);
+  CHECK(std::filesystem::exists(dir.file("merged.1.tags")));  // split into parts
+
+  std::vector<MergedInput> inputs;
+  for (const Recorded* recorded : {&first, &second}) {
+    inputs.push_back(MergedInput{
+        std::make_unique<MemorySource>(std::make_shared<const std::vector<Tag>>(recorded->tags),
+                                       1000, recorded->begin, recorded->end)});
+  }
+  inputs[1].channel_offset = 4;
+  inputs[1].time_offset = 500'000;
+  MergedSource expected_source(std::move(inputs), overlap_only);
+  const test::DrainedStream expected = test::drain(expected_source);
+
+  FileReader reader(dir.file("merged.tags"));
+  const test::DrainedStream merged = test::drain(reader);
+  test::requireWellFormed(merged);
+  CHECK(merged.tags == expected.tags);
+  CHECK(merged.begin() == expected.begin());
+  CHECK(merged.end() == expected.end());
+  CHECK(summary.tags == expected.tags.size());
+  CHECK(summary.begin == expected.begin());
+  CHECK(summary.end == expected.end());
+  CHECK(reader.getChannelList() == std::vector<channel_t>{-5, 1, 2, 5});
+  CHECK_THAT(reader.getConfiguration(),
+             Contains("a.tags (channel offset 0, time offset 0 ps); its configuration: tagger A") &&
+                 Contains("b.tags (channel offset 4, time offset 500000 ps); its configuration: "
+                          "tagger B"));
+}
+
+TEST_CASE("mergeStreamFiles names bad arguments", "[tagfile][merge]") {
+  test::TempDir dir;
+  const Recorded one{test::randomTags(1, {1}, 0, 100'000, 100), 0, 100'000};
+  record(dir.file("a.tags"), one, {1}, "");
+  const std::vector<std::string> inputs = {dir.file("a.tags"), dir.file("a.tags")};
+  CHECK_THROWS_WITH(mergeStreamFiles(dir.file("m.tags"), inputs, {1}),
+                    Contains("1 channel offsets for 2 inputs"));
+  CHECK_THROWS_WITH(mergeStreamFiles(dir.file("m.tags"), inputs, {}, {0, 1, 2}),
+                    Contains("3 time offsets for 2 inputs"));
+  CHECK_THROWS_WITH(mergeStreamFiles(dir.file("m.tags"), {}), Contains("no inputs"));
+  CHECK_THROWS_WITH(mergeStreamFiles(dir.file("a.tags"), inputs),
+                    Contains("is the input") && Contains("a.tags"));
+  CHECK_THROWS_WITH(mergeStreamFiles(dir.file("m.tags"), inputs, {}, {}, false, 10),
+                    Contains("max_file_size 10 bytes is invalid"));
+  CHECK_THROWS_AS(mergeStreamFiles(dir.file("m.tags"), {dir.file("missing.tags")}), IoError);
+  // The same recording twice on separate channels: every tag twice.
+  const MergedFilesSummary summary = mergeStreamFiles(dir.file("m.tags"), inputs, {0, 1});
+  CHECK(summary.tags == 2 * one.tags.size());
+}
