@@ -110,8 +110,16 @@ int convertCommand(const ConvertOptions& options) {
   refuseUnless(options.max_file_size.has_value(), "--max-file-size", "tags");
   refuseUnless(options.description.has_value(), "--description", "h5");
   PathPlan paths;
-  paths.reads(options.input, "the input");
-  paths.writes(options.output, "the output");
+  if (from == "tags") {
+    paths.readsTagFileSet(options.input, "the input");
+  } else {
+    paths.reads(options.input, "the input");
+  }
+  if (to == "tags") {
+    paths.writesTagFileSet(options.output, "the output");
+  } else {
+    paths.writes(options.output, "the output");
+  }
   paths.check();
   const std::unique_ptr<Source> input = openInput(from, options.input);
   std::string configuration =

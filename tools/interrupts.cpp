@@ -13,8 +13,11 @@ namespace tagflow::cli {
 namespace {
 
 std::atomic<int> received{0};
-// Written before the handlers can run, read by the handler: a plain buffer, no allocation.
-char abandoned[4096] = {};
+// Read by the handler, so plain buffers, no allocation: the paths one after the other, each
+// ending in a NUL, the list in an empty one. abandon() fills the buffer not in use, then
+// switches, so that a handler never reads a list half written.
+char abandon_lists[2][65536] = {};
+std::atomic<const char*> abandoned{abandon_lists[0]};
 struct sigaction previous_int, previous_term;
 bool installed = false;
 
@@ -22,7 +25,9 @@ void onSignal(int signal) {
   int none = 0;
   if (received.compare_exchange_strong(none, signal)) return;
   // The second: only async-signal-safe calls from here.
-  if (abandoned[0] != '\0') ::unlink(abandoned);
+  for (const char* path = abandoned.load(); *path != '\0'; path += std::strlen(path) + 1) {
+    ::unlink(path);
+  }
   ::_exit(128 + signal);
 }
 
@@ -31,7 +36,7 @@ void onSignal(int signal) {
 Interrupts::Interrupts(std::function<void()> stop) : stop_(std::move(stop)) {
   if (installed) throw std::logic_error("only one Interrupts at a time");
   received.store(0);
-  abandoned[0] = '\0';
+  abandon({});
   struct sigaction action {};
   action.sa_handler = onSignal;
   sigemptyset(&action.sa_mask);
@@ -70,10 +75,16 @@ int Interrupts::exitCode() const {
   return signal == 0 ? 0 : 128 + signal;
 }
 
-void Interrupts::abandon(const std::string& path) {
-  const std::size_t n = std::min(path.size(), sizeof abandoned - 1);
-  std::memcpy(abandoned, path.data(), n);
-  abandoned[n] = '\0';
+void Interrupts::abandon(const std::vector<std::string>& paths) {
+  char* list = abandoned.load() == abandon_lists[0] ? abandon_lists[1] : abandon_lists[0];
+  std::size_t used = 0;
+  for (const std::string& path : paths) {
+    if (path.empty() || used + path.size() + 2 > sizeof abandon_lists[0]) continue;
+    std::memcpy(list + used, path.c_str(), path.size() + 1);
+    used += path.size() + 1;
+  }
+  list[used] = '\0';
+  abandoned.store(list);
 }
 
 }  // namespace tagflow::cli

@@ -2,13 +2,14 @@
 // command to finish: `stop` runs (from a thread of its own, not the signal handler), the
 // command ends its stream at the next block, writes what it has, says so and exits with
 // 128 + the signal (130 for Ctrl-C, 143 for SIGTERM). A second signal ends the process at
-// once, removing the file named by abandon() first, so that nothing half-written is left.
+// once, removing the files named by abandon() first, so that nothing half-written is left.
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace tagflow::cli {
 
@@ -23,8 +24,8 @@ class Interrupts {
   bool interrupted() const;
   // 128 + the signal, or 0 when none came.
   int exitCode() const;
-  // The file a second signal removes before the process ends ("" for none).
-  static void abandon(const std::string& path);
+  // The files a second signal removes before the process ends (none by default).
+  static void abandon(const std::vector<std::string>& paths);
 
  private:
   std::function<void()> stop_;

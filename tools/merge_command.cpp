@@ -9,8 +9,8 @@ namespace tagflow::cli {
 
 int mergeCommand(const MergeOptions& options) {
   PathPlan paths;
-  for (const std::string& input : options.inputs) paths.reads(input, "an input");
-  paths.writes(options.output, "the output");
+  for (const std::string& input : options.inputs) paths.readsTagFileSet(input, "an input");
+  paths.writesTagFileSet(options.output, "the output");
   paths.check();
   const OutputGuard guard(options.output, true);
   const MergedFilesSummary summary = mergeStreamFiles(

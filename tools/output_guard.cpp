@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "path_plan.hpp"
 #include "tagflow/core/error.hpp"
-#include "tagflow/io/tagfile/writer.hpp"
 
 namespace tagflow::cli {
 
@@ -21,25 +21,18 @@ fs::file_type typeAt(const std::string& path) {
   return fs::symlink_status(path, error).type();
 }
 
-// The parts after the first of a tag file set at `path` (path.1.tags, ...), as far as they go.
-std::vector<std::string> laterParts(const std::string& path) {
-  std::vector<std::string> parts;
-  for (std::uint32_t part = 1;; ++part) {
-    std::string part_path = TagFileWriter::partPath(path, part);
-    if (typeAt(part_path) != fs::file_type::regular) return parts;
-    parts.push_back(std::move(part_path));
-  }
-}
-
 }  // namespace
 
-OutputGuard::OutputGuard(const std::string& path, bool tag_file_set)
-    : path_(path), tag_file_set_(tag_file_set), exceptions_(std::uncaught_exceptions()) {
+OutputGuard::OutputGuard(const std::string& path, bool tag_file_set, OnFailure on_failure)
+    : path_(path),
+      tag_file_set_(tag_file_set),
+      on_failure_(on_failure),
+      exceptions_(std::uncaught_exceptions()) {
   const fs::file_type type = typeAt(path);
   owns_path_ = type == fs::file_type::not_found || type == fs::file_type::regular;
   if (!owns_path_) return;
   std::vector<std::string> existing;
-  if (tag_file_set_) existing = laterParts(path);
+  if (tag_file_set_) existing = laterTagFileParts(path);
   if (type == fs::file_type::regular) existing.insert(existing.begin(), path);
   const std::string suffix = ".tagflow-previous-" + std::to_string(::getpid());
   for (const std::string& file : existing) {
@@ -56,16 +49,25 @@ OutputGuard::OutputGuard(const std::string& path, bool tag_file_set)
   }
 }
 
+std::vector<std::string> OutputGuard::movedAside() const {
+  std::vector<std::string> paths;
+  for (const MovedAside& earlier : moved_) paths.push_back(earlier.aside);
+  return paths;
+}
+
 OutputGuard::~OutputGuard() {
   std::error_code ignored;
-  if (std::uncaught_exceptions() <= exceptions_) {
+  const bool failed = std::uncaught_exceptions() > exceptions_;
+  const bool kept = failed && on_failure_ == OnFailure::Keep && owns_path_ &&
+                    typeAt(path_) == fs::file_type::regular;
+  if (!failed || kept) {
     for (const MovedAside& earlier : moved_) fs::remove(earlier.aside, ignored);
     return;
   }
   if (owns_path_) {
     fs::remove(path_, ignored);
     if (tag_file_set_) {
-      for (const std::string& part : laterParts(path_)) fs::remove(part, ignored);
+      for (const std::string& part : laterTagFileParts(path_)) fs::remove(part, ignored);
     }
   }
   for (const MovedAside& earlier : moved_) fs::rename(earlier.aside, earlier.path, ignored);

@@ -13,14 +13,21 @@ namespace tagflow::cli {
 
 class OutputGuard {
  public:
+  // What a failed command leaves at the path: nothing (its output removed, the earlier files
+  // put back), or, for a recording of a stream that cannot be read again, what it wrote (the
+  // earlier files then removed, as after success; put back only where nothing was written).
+  enum class OnFailure { Remove, Keep };
+
   // `tag_file_set`: the output is a tag file, whose later parts are its own too.
-  OutputGuard(const std::string& path, bool tag_file_set);
+  OutputGuard(const std::string& path, bool tag_file_set, OnFailure on_failure = OnFailure::Remove);
   ~OutputGuard();
   OutputGuard(const OutputGuard&) = delete;
   OutputGuard& operator=(const OutputGuard&) = delete;
 
   // Whether the path is a file of the command's own, which a failure removes.
   bool ownsPath() const { return owns_path_; }
+  // Where the earlier files were moved.
+  std::vector<std::string> movedAside() const;
 
  private:
   struct MovedAside {
@@ -30,6 +37,7 @@ class OutputGuard {
 
   std::string path_;
   bool tag_file_set_;
+  OnFailure on_failure_;
   bool owns_path_ = true;
   std::vector<MovedAside> moved_;
   int exceptions_;

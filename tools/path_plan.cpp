@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/tagfile/writer.hpp"
 
 namespace tagflow::cli {
 
@@ -38,6 +39,29 @@ void PathPlan::writes(const std::string& path, std::string role) {
   if (!path.empty()) writes_.push_back({path, resolved(path), std::move(role)});
 }
 
+std::vector<std::string> laterTagFileParts(const std::string& path) {
+  std::vector<std::string> parts;
+  for (std::uint32_t part = 1;; ++part) {
+    std::string part_path = TagFileWriter::partPath(path, part);
+    std::error_code error;
+    if (std::filesystem::symlink_status(part_path, error).type() !=
+        std::filesystem::file_type::regular) {
+      return parts;
+    }
+    parts.push_back(std::move(part_path));
+  }
+}
+
+void PathPlan::readsTagFileSet(const std::string& path, const std::string& role) {
+  reads(path, role);
+  for (const std::string& part : laterTagFileParts(path)) reads(part, role + "'s later part");
+}
+
+void PathPlan::writesTagFileSet(const std::string& path, const std::string& role) {
+  writes(path, role);
+  for (const std::string& part : laterTagFileParts(path)) writes(part, role + "'s later part");
+}
+
 void PathPlan::check() const {
   for (std::size_t i = 0; i < writes_.size(); ++i) {
     const Entry& output = writes_[i];
@@ -67,11 +91,19 @@ void PathPlan::check() const {
 namespace {
 
 void planReads(const Parameters& parameters, const std::string& owner, PathPlan& plan) {
+  const bool tag_file = parameters.contains("kind") &&
+                        std::get_if<std::string>(&parameters.at("kind")) != nullptr &&
+                        std::get<std::string>(parameters.at("kind")) == "tagfile";
   for (const char* key : {"path", "set_file"}) {
     if (!parameters.contains(key)) continue;
     // A path of another type is refused, by name, when the source is made.
     if (const auto* path = std::get_if<std::string>(&parameters.at(key))) {
-      plan.reads(*path, fmt::format("{} {}", owner, key));
+      const std::string role = fmt::format("{} {}", owner, key);
+      if (tag_file) {
+        plan.readsTagFileSet(*path, role);
+      } else {
+        plan.reads(*path, role);
+      }
     }
   }
 }
@@ -79,7 +111,9 @@ void planReads(const Parameters& parameters, const std::string& owner, PathPlan&
 }  // namespace
 
 void planSourceReads(const SourceSpec& source, PathPlan& plan) {
-  planReads(source.parameters, "[source]", plan);
+  Parameters parameters = source.parameters;
+  parameters.set("kind", source.kind);
+  planReads(parameters, "[source]", plan);
   // A merged source's inputs.
   if (const auto inputs = source.tables.find("input"); inputs != source.tables.end()) {
     for (std::size_t i = 0; i < inputs->second.size(); ++i) {
@@ -96,7 +130,7 @@ PathPlan runPaths(const RunConfig& config, const std::string& config_path) {
   for (const MeasurementSpec& spec : config.measurements) {
     if (spec.kind != "FileWriter" || !spec.parameters.contains("path")) continue;
     if (const auto* path = std::get_if<std::string>(&spec.parameters.at("path"))) {
-      plan.writes(*path, fmt::format("FileWriter '{}' path", spec.name));
+      plan.writesTagFileSet(*path, fmt::format("FileWriter '{}' path", spec.name));
     }
   }
   return plan;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <variant>
 
 #include "commands.hpp"
 #include "damaged_tail.hpp"
@@ -103,11 +104,28 @@ bool isTagFile(const std::string& path) {
   return std::filesystem::path(path).extension() == ".tags";
 }
 
-std::unique_ptr<Output> openOutput(const std::string& path, const Source& source) {
+// A stream received over UDP comes once; the others (files, the deterministic generator) can
+// be recorded again.
+bool comesOnce(const SourceSpec& source) {
+  if (source.kind == "udp") return true;
+  const auto inputs = source.tables.find("input");
+  if (source.kind != "merged" || inputs == source.tables.end()) return false;
+  for (const Parameters& input : inputs->second) {
+    if (input.contains("kind") && std::get_if<std::string>(&input.at("kind")) != nullptr &&
+        std::get<std::string>(input.at("kind")) == "udp") {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<Output> openOutput(const std::string& path, const Source& source,
+                                   bool kept_on_failure) {
   if (!isTagFile(path)) return std::make_unique<RawOutput>(path);
   TagFileOptions options;
   options.path = path;
   options.configuration = "recorded from " + source.describe();
+  options.partial_output_kept = kept_on_failure;
   return std::make_unique<TagFileOutput>(std::move(options));
 }
 
@@ -118,7 +136,11 @@ int recordCommand(const std::string& config_path, const std::string& output) {
   PathPlan paths;
   paths.reads(config_path, "the configuration");
   planSourceReads(config.source, paths);
-  paths.writes(output, "the recording");
+  if (isTagFile(output)) {
+    paths.writesTagFileSet(output, "the recording");
+  } else {
+    paths.writes(output, "the recording");
+  }
   paths.check();
   std::unique_ptr<Source> input = makeSource(config.source);
   if (config.duration_ps < 0 && config.source.kind == "synthetic" &&
@@ -129,11 +151,21 @@ int recordCommand(const std::string& config_path, const std::string& output) {
   }
   // A file source's damaged tail ends the recording: what comes before it is recorded.
   DamagedTailGuard source(*input);
-  const OutputGuard guard(output, isTagFile(output));
-  std::unique_ptr<Output> writer = openOutput(output, *input);
+  // A stream that comes once is kept up to a failure (a full disk), readable; another is
+  // recorded whole or not at all. A second Ctrl-C ends a recording as a kill would: what it
+  // wrote stays, the earlier files it replaces go.
+  const bool kept_on_failure = comesOnce(config.source);
+  const OutputGuard guard(
+      output, isTagFile(output),
+      kept_on_failure ? OutputGuard::OnFailure::Keep : OutputGuard::OnFailure::Remove);
+  std::unique_ptr<Output> writer = openOutput(output, *input, kept_on_failure);
   std::atomic<bool> stop{false};
-  Interrupts interrupts([&] { stop.store(true); });
-  if (guard.ownsPath()) Interrupts::abandon(output);
+  // A source waiting for data (a UDP stream before its sender starts) stops waiting.
+  Interrupts interrupts([&] {
+    stop.store(true);
+    input->requestStop();
+  });
+  Interrupts::abandon(guard.movedAside());
   BlockBuffer block;
   block.storage.reserve(source.maxBlockTags());
   std::uint64_t tags = 0;

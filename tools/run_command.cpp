@@ -181,7 +181,7 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
     if (distributed_run) printBindingHint(distributed, config.threads);
   }
   Interrupts interrupts([&] { graph.requestStop(); });
-  Interrupts::abandon(resultsTemporaryPath(config.output));
+  Interrupts::abandon({resultsTemporaryPath(config.output)});
   // A checkpoint of one rank would hold only its share.
   Checkpoints checkpoints(distributed_run ? 0 : config.checkpoint_s, [&] {
     RunInfo info{source->describe(), config.text, sourceStatistics(*source)};

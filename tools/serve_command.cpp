@@ -43,7 +43,7 @@ int serveCommand(const ServeCommandOptions& options) {
   }
 
   Interrupts interrupts([&] { server.requestStop(); });
-  Interrupts::abandon(resultsTemporaryPath(config.output));
+  Interrupts::abandon({resultsTemporaryPath(config.output)});
   Profile profile;
   try {
     profile = graph.run(config.duration_ps);

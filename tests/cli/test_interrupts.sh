@@ -4,7 +4,9 @@
 # aborts at once and leaves no file, not even a temporary one; with [run] checkpoint_s a run
 # killed with SIGKILL leaves its last checkpoint; `tagflow record` and `tagflow stream send`
 # stop the same way, and accept a configuration with a [source] only; `tagflow linktest` stops
-# the same way with its summary.
+# the same way with its summary. `tagflow record` of a UDP stream stops while it waits for the
+# sender, keeps what it wrote when the disk fills, and a second SIGINT ends a recording as a
+# kill would: what it wrote stays, the earlier files it replaces are gone.
 # Usage: test_interrupts.sh PATH/TO/tagflow
 set -uo pipefail
 tagflow=$1
@@ -156,6 +158,74 @@ if [ "$status" -eq 130 ] && grep -q "sent .* tags" out.txt && grep -q "(interrup
   pass "stream send: a [source]-only configuration, SIGINT ends it with its summary"
 else
   fail "stream send: exit $status: $(cat out.txt err.txt)"
+fi
+
+# A UDP recording waiting for its sender stops at SIGINT, with an empty recording.
+cat >udp_record.toml <<'TOML'
+[source]
+kind = "udp"
+address = "127.0.0.1"
+port = 4796
+TOML
+"$tagflow" record udp_record.toml waiting.tags >out.txt 2>err.txt &
+pid=$!
+await_handlers "$pid"
+kill -INT "$pid"
+for _ in $(seq 500); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
+if kill -0 "$pid" 2>/dev/null; then
+  kill -KILL "$pid"
+  fail "record of a UDP stream: SIGINT while waiting for the sender did not end it in 10 s"
+else
+  wait "$pid"
+  status=$?
+  [ "$status" -eq 130 ] && grep -q "recorded 0 tags" out.txt &&
+    pass "record of a UDP stream: SIGINT ends the wait for the sender" ||
+    fail "record of a UDP stream, SIGINT while waiting: exit $status: $(cat out.txt err.txt)"
+fi
+
+# A disk that fills (a file size limit) under a live recording: exit 1, and what was written
+# before stays, readable, as the message says.
+(
+  trap '' XFSZ
+  ulimit -f 300
+  exec "$tagflow" record udp_record.toml live.tags
+) >out.txt 2>err.txt &
+pid=$!
+await_handlers "$pid"
+"$tagflow" stream send source_only.toml --to 127.0.0.1:4796 >/dev/null 2>&1 &
+sender=$!
+wait "$pid"
+status=$?
+kill -INT "$sender"
+wait "$sender" 2>/dev/null
+if [ "$status" -eq 1 ] && grep -q "remain readable" err.txt &&
+  "$tagflow" convert -q live.tags live.raw && [ -s live.raw ]; then
+  pass "record of a UDP stream onto a full disk keeps what it wrote, readable"
+else
+  fail "record onto a full disk: exit $status, $(ls live* 2>&1): $(cat err.txt)"
+fi
+
+# SIGINT and SIGTERM back to back (two of one kind could merge while pending) reach the command
+# before it can finish (it looks every 20 ms): the abort. The recording stays as a killed one would; the earlier set it replaces is gone, none
+# of it left under another name.
+echo "earlier file" >old.tags
+echo "earlier part" >old.1.tags
+"$tagflow" record source_only.toml old.tags >out.txt 2>err.txt &
+pid=$!
+await_handlers "$pid"
+sleep 0.5
+kill -INT "$pid"
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+"$tagflow" convert -q old.tags old.raw 2>/dev/null
+converted=$?
+if { [ "$status" -eq 130 ] || [ "$status" -eq 143 ]; } && ! grep -q "recorded" out.txt &&
+  [ "$(ls old* | sort | tr '\n' ' ')" = "old.raw old.tags " ] &&
+  { [ "$converted" -eq 0 ] || [ "$converted" -eq 3 ]; }; then
+  pass "record: a second signal keeps the recording and replaces the earlier set"
+else
+  fail "record, second signal: exit $status, convert $converted, files: $(ls old*)"
 fi
 
 # linktest (both sides here) stops the same way and still prints its table and loss line.

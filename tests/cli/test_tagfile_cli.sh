@@ -209,6 +209,19 @@ TOML
 expect_command_failure "a raw file as a tag file" 1 "is not a tag file" "$tagflow" run -q foreign.toml
 expect_command_failure "convert: unknown extension" 2 "cannot tell the format" "$tagflow" convert rec.tags out.xyz
 expect_command_failure "convert: a raw file as Photon-HDF5" 1 "not an HDF5 file" "$tagflow" convert --from h5 direct.raw x.tags
+# Converting a later part of a set onto the set's first part would move the input aside with
+# the output's earlier parts: refused before anything is touched.
+parts_before=$(ls rec*.tags | wc -l)
+expect_command_failure "convert: a later part onto its own set" 2 \
+  "the output's later part 'rec.1.tags' is the same file as the input 'rec.1.tags'" \
+  "$tagflow" convert rec.1.tags rec.tags
+if [ "$(ls rec*.tags | wc -l)" = "$parts_before" ] && "$tagflow" convert -q rec.tags check.raw &&
+  cmp -s check.raw direct.raw; then
+  pass "the set is untouched"
+else
+  fail "converting a later part onto its set changed the set"
+fi
+
 # --- merge ----------------------------------------------------------------------------------
 # The recording merged with a copy of itself on channels shifted by 10 and 1000 ps later: each
 # copy's tags come back shifted, in time order, the two overflow intervals as one.
