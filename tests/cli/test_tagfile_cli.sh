@@ -303,6 +303,15 @@ else
 fi
 expect_command_failure "convert: Photon-HDF5 into a missing folder" 1 \
   "cannot create Photon-HDF5 file 'no/such/folder/x.h5'" "$tagflow" convert rec.tags no/such/folder/x.h5
+# A field that must be one number, stored as an array, is named, not read past its end.
+"$python" -c '
+import h5py, numpy as np
+with h5py.File("unit_array.h5", "w") as f:
+    f.create_dataset("photon_data/timestamps", data=np.arange(1000, dtype="i8"))
+    f["photon_data/timestamps_specs/timestamps_unit"] = np.full(100000, 1e-12)'
+expect_command_failure "convert: a unit stored as an array" 1 \
+  "photon_data/timestamps_specs/timestamps_unit holds 100000 values (valid: one, a scalar)" \
+  "$tagflow" convert unit_array.h5 unit_array.tags
 # h5py has the lzf filter built in; tagflow's HDF5 has it only from a plugin (hdf5-plugin-lzf).
 "$python" -c '
 import h5py, numpy as np

@@ -532,9 +532,17 @@ std::vector<T> readArray(hid_t file, const char* path) {
   return values;
 }
 
+// A scalar field, or an array of one element; anything larger would overrun the value.
 template <typename T>
 T readScalar(hid_t file, const char* path) {
   Handle set(H5Dopen2(file, path, H5P_DEFAULT), H5Dclose, std::string("open ") + path);
+  {
+    Handle space(H5Dget_space(set), H5Sclose, std::string("get the dataspace of ") + path);
+    const hssize_t elements = H5Sget_simple_extent_npoints(space);
+    if (elements != 1) {
+      throw DataError(fmt::format("{} holds {} values (valid: one, a scalar)", path, elements));
+    }
+  }
   T value{};
   check(H5Dread(set, Types<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &value),
         std::string("read ") + path);
