@@ -78,6 +78,17 @@ TEST_CASE("FileWriter: an unwritable path is a clear error at construction", "[t
                                                {"channels", std::vector<std::int64_t>{1}},
                                                {"sync_every", std::int64_t{-1}}}),
                     Catch::Contains("sync_every"));
+  // A configuration too long for a readable file header, before the file is made.
+  CHECK_THROWS_WITH(
+      FileWriter("writer", dir.file("big.tags"), {1}, kDefaultMaxFileSize,
+                 std::string(17u << 20, 'x')),
+      Catch::Contains("with a configuration of 17825792 bytes and 1 channels, is too large "
+                      "(valid: up to 16777216 bytes)"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("big.tags")));
+  FileWriter fits("writer", dir.file("fits.tags"), {1}, kDefaultMaxFileSize,
+                  std::string(16u << 20, 'x').substr(1024));
+  fits.close();
+  CHECK(FileReader(dir.file("fits.tags")).getConfiguration().size() == (16u << 20) - 1024);
 }
 
 TEST_CASE("FileWriter: a file open in the process, an input or another writer's, is refused",
@@ -191,8 +202,8 @@ TEST_CASE("TagFileWriter: an output its caller removes on failure is promised to
     } catch (const IoError& error) {
       message = error.what();
     }
-    CHECK_THAT(message, Catch::Contains("failed at byte offset") &&
-                            Catch::Contains("File too large"));
+    CHECK_THAT(message,
+               Catch::Contains("failed at byte offset") && Catch::Contains("File too large"));
     CHECK(Catch::Contains("remain readable").match(message) == kept);
   }
 }

@@ -46,6 +46,18 @@ void TagFileOptions::validate() const {
                           " bytes is invalid (valid: " + std::to_string(kMinMaxFileSize) +
                           "..2^62)");
   }
+  // Every part opens with the configuration and the channel list: a header beyond the
+  // readers' bound would make the whole recording unreadable.
+  FileHeader header;
+  header.software = "tagflow " + tagflowVersion();
+  header.configuration = configuration;
+  header.channels = channels;
+  if (const std::size_t size = encodeFileHeader(header).size(); size > kMaxFileHeaderSize) {
+    throw InvalidArgument(
+        "tag file header of " + std::to_string(size) + " bytes, with a configuration of " +
+        std::to_string(configuration.size()) + " bytes and " + std::to_string(channels.size()) +
+        " channels, is too large (valid: up to " + std::to_string(kMaxFileHeaderSize) + " bytes)");
+  }
   if (sync_every != 0 && (sync_every < kMinMaxFileSize || sync_every > (std::uint64_t{1} << 62))) {
     throw InvalidArgument("sync_every " + std::to_string(sync_every) +
                           " bytes is invalid (valid: 0 for none, or " +
