@@ -3,6 +3,8 @@
 // inside a record yields its complete tags first; one cut while it is read ends with an IoError.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -114,6 +116,32 @@ TEST_CASE("RawFileSource names the first unsorted tag by index and byte offset",
     RawFileSource source(dir.file("bad.raw"), 1000);
     REQUIRE_THROWS_WITH(drain(source), Contains("tag 70000") && Contains("byte offset 1120000") &&
                                            Contains("bad.raw"));
+  }
+}
+
+TEST_CASE("RawFileSource names a tag outside the stream's times", "[raw_file]") {
+  TempDir dir;
+  SECTION("the last, at the type's end, where one past it would wrap") {
+    writeFile(dir.file("late.raw"),
+              {makeTimeTag(1, 10), makeTimeTag(1, std::numeric_limits<timestamp_t>::max())}, 100);
+    RawFileSource source(dir.file("late.raw"), 100);
+    REQUIRE_THROWS_WITH(drain(source), Contains("tag 1 (byte offset 16) at "
+                                                "9223372036854775807 ps is invalid (valid: "
+                                                "-2^62..2^62 ps"));
+  }
+  SECTION("the first of several beyond the bound, in a later run") {
+    auto tags = randomTags(3, {1}, 0, 10'000'000, 1000);
+    const std::size_t first_late = tags.size();
+    for (int i = 1; i <= 5; ++i) tags.push_back(makeTimeTag(2, kStreamTimeLimit + i));
+    writeFile(dir.file("late.raw"), tags, 4096);
+    RawFileSource source(dir.file("late.raw"), 1000);
+    REQUIRE_THROWS_WITH(drain(source), Contains("tag " + std::to_string(first_late) + " ("));
+  }
+  SECTION("the first, before the bound") {
+    writeFile(dir.file("early.raw"), {makeTimeTag(1, -kStreamTimeLimit - 1), makeTimeTag(1, 5)},
+              100);
+    RawFileSource source(dir.file("early.raw"), 100);
+    REQUIRE_THROWS_WITH(drain(source), Contains("tag 0 (byte offset 0)"));
   }
 }
 

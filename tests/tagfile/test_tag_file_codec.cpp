@@ -144,3 +144,17 @@ TEST_CASE("codec: damaged payloads are refused, never misread", "[tagfile]") {
         DataError);
   }
 }
+
+TEST_CASE("packer: a block the readers would refuse is not packed", "[tagfile]") {
+  BlockPacker packer(Compression::None);
+  EncodedBlock out;
+  const std::vector<Tag> tags = {makeTimeTag(1, 5), makeTimeTag(1, 15)};
+  CHECK_THROWS_WITH(packer.pack(tags, 10, 20, out),
+                    Catch::Contains("[10, 20) ps does not hold its tags (from 5 to 15 ps)"));
+  CHECK_THROWS_WITH(packer.pack(tags, 0, 15, out), Catch::Contains("does not hold its tags"));
+  CHECK_THROWS_WITH(packer.pack({}, 20, 10, out),
+                    Catch::Contains("[20, 10) ps is invalid (valid: -2^62 <= begin <= end"));
+  CHECK_THROWS_AS(packer.pack({}, 0, kStreamTimeLimit + 2, out), DataError);
+  packer.pack(tags, 5, 16, out);
+  CHECK(out.header.tag_count == 2);
+}

@@ -92,6 +92,17 @@ void RawFileSource::readChecked(Tag* to, std::size_t count) {
     specials_.resize(specials_before);
     throwBadRecord(to, count);
   }
+  // Sorted: the file's first tag and each run's last bound the range of stream times.
+  if (count > 0 &&
+      (to[count - 1].time > kStreamTimeLimit || (read_ == 0 && to[0].time < -kStreamTimeLimit))) {
+    std::size_t bad = to[0].time < -kStreamTimeLimit ? 0 : count - 1;
+    while (bad > 0 && to[bad - 1].time > kStreamTimeLimit) --bad;
+    const std::size_t index = read_ + bad;
+    throw DataError("raw tag file '" + path_ + "': tag " + std::to_string(index) +
+                    " (byte offset " + std::to_string(index * sizeof(Tag)) + ") at " +
+                    std::to_string(to[bad].time) +
+                    " ps is invalid (valid: -2^62..2^62 ps, about +-53 days)");
+  }
   if (count > 0) last_read_time_ = to[count - 1].time;
   read_ += count;
 }

@@ -71,6 +71,20 @@ void BlockPacker::pack(std::span<const Tag> tags, timestamp_t begin_time, timest
     throw DataError("a tag file block holds at most " + std::to_string(kMaxBlockTags) + " tags; " +
                     std::to_string(tags.size()) + " share one time");
   }
+  // A record the readers would refuse is not written: the block's range in order and within
+  // the stream times, its first and last tags inside it.
+  const bool range_valid =
+      begin_time <= end_time && begin_time >= -kStreamTimeLimit && end_time <= kStreamTimeLimit + 1;
+  if (!range_valid ||
+      (!tags.empty() && (tags.front().time < begin_time || tags.back().time >= end_time))) {
+    throw DataError("a tag file block [" + std::to_string(begin_time) + ", " +
+                    std::to_string(end_time) + ") ps " +
+                    (range_valid
+                         ? "does not hold its tags (from " + std::to_string(tags.front().time) +
+                               " to " + std::to_string(tags.back().time) + " ps)"
+                         : std::string("is invalid (valid: -2^62 <= begin <= end <= "
+                                       "2^62 + 1 ps)")));
+  }
   RecordHeader& header = out.header;
   header = RecordHeader{};
   header.kind = RecordKind::Tags;
