@@ -453,8 +453,13 @@ class SourceStage {
         last_progress_(run.start) {}
 
   PooledBlock* operator()(tbb::flow_control& control);
+  // What the source threw: the stream ends there, the blocks before it are processed, and the
+  // run then fails with it (thrown inside the input node, it would cancel the flow graph and
+  // drop blocks already handed on).
+  std::exception_ptr error() const { return error_; }
 
  private:
+  PooledBlock* produce(tbb::flow_control& control);
   void reportProgress(Clock::time_point now);
 
   Source& source_;
@@ -472,6 +477,7 @@ class SourceStage {
   timestamp_t next_begin_ = 0;
   std::uint64_t sequence_ = 0;
   Clock::time_point last_progress_;
+  std::exception_ptr error_;
 };
 
 // Every measurement that was in the graph during the run learns that its stream ended:
@@ -505,17 +511,35 @@ struct StreamEndNotifier {
 };
 
 PooledBlock* SourceStage::operator()(tbb::flow_control& control) {
+  try {
+    return produce(control);
+  } catch (...) {
+    error_ = std::current_exception();
+    ended_ = true;
+    control.stop();
+    return nullptr;
+  }
+}
+
+PooledBlock* SourceStage::produce(tbb::flow_control& control) {
   if (ended_ || stop_.load(std::memory_order_relaxed)) {
     control.stop();
     return nullptr;
   }
   PooledBlock* block = pool_.tryAcquire();
   if (block == nullptr) throw std::logic_error("block pool exhausted: back-pressure broken");
+  // Back to the pool whatever leaves this function without handing the block on.
+  struct Unless {
+    BlockPool& pool;
+    PooledBlock* block;
+    ~Unless() {
+      if (block != nullptr) pool.giveBack(block);
+    }
+  } release{pool_, block};
   const auto began = timer_.begin();
   // A stop request also ends the skipping of blocks before the window.
   for (bool skipped = false;; skipped = true) {
     if ((skipped && stop_.load(std::memory_order_relaxed)) || !source_.next(block->buffer)) {
-      pool_.giveBack(block);
       ended_ = true;
       control.stop();
       return nullptr;
@@ -541,6 +565,7 @@ PooledBlock* SourceStage::operator()(tbb::flow_control& control) {
   profile_.stream_duration_ps = block->buffer.end_time - stream_start_;
   run_.stream_duration_ps.store(profile_.stream_duration_ps, std::memory_order_relaxed);
   reportProgress(block->published);
+  release.block = nullptr;
   return block;
 }
 
@@ -762,6 +787,7 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps, StreamSpan window) 
     input.activate();
     graph.wait_for_all();
   });
+  if (const std::exception_ptr error = produce.error()) std::rethrow_exception(error);
 
   profile.wall_s = secondsBetween(run->start, Clock::now());
   notify_stream_end.notifyAll();
