@@ -10,7 +10,9 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "support/drain.hpp"
@@ -128,4 +130,34 @@ TEST_CASE("A tag file set synced every few KiB reads back whole", "[tagfile]") {
   options.sync_every = kMinMaxFileSize - 1;
   CHECK_THROWS_WITH(TagFileWriter(options),
                     Catch::Contains("sync_every 4095") && Catch::Contains("valid: 0 for none"));
+}
+
+TEST_CASE("A failed sync of an earlier part names that part", "[tagfile]") {
+  test::TempDir dir;
+  const auto tags = test::featureStream(7, 40000, {1, 2, 3});
+  const auto blocks = test::randomBlocks(8, tags, 3000);
+  TagFileOptions options;
+  options.path = dir.file("rec.tags");
+  options.max_file_size = 30'000;
+  options.sync_every = std::uint64_t{1} << 30;  // only the syncs at the parts' ends
+  // The device loses part 0's data; its sync fails after part 1 has begun.
+  options.sync = [](int descriptor) {
+    char path[4096] = {};
+    const std::string link = "/proc/self/fd/" + std::to_string(descriptor);
+    const ssize_t length = ::readlink(link.c_str(), path, sizeof path - 1);
+    const std::string name(path, length > 0 ? static_cast<std::size_t>(length) : 0);
+    return name.ends_with("/rec.tags") ? EIO : 0;
+  };
+  std::string message;
+  try {
+    TagFileWriter writer(options);
+    test::writeBlocks(writer, blocks, Compression::None);
+    writer.close();
+  } catch (const IoError& error) {
+    message = error.what();
+  }
+  CHECK_THAT(message, Catch::StartsWith("syncing tag file '" + options.path +
+                                        "' failed: " + std::strerror(EIO) +
+                                        ": what was written to it may not "
+                                        "be on the device; the recording stopped at byte offset"));
 }

@@ -45,6 +45,11 @@ int BackgroundSync::error() const {
   return error_;
 }
 
+std::uint64_t BackgroundSync::failedFile() const {
+  std::lock_guard lock(mutex_);
+  return failed_file_;
+}
+
 void BackgroundSync::syncLoop() {
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -60,7 +65,10 @@ void BackgroundSync::syncLoop() {
     lock.lock();
     running_ = false;
     const bool lost = result == EIO || result == ENOSPC || result == EDQUOT;
-    if (lost && error_ == 0) error_ = result;
+    if (lost && error_ == 0) {
+      error_ = result;
+      failed_file_ = pending.file;
+    }
     changed_.notify_all();
   }
 }

@@ -119,7 +119,8 @@ std::string TagFileWriter::partPath(const std::string& path, std::uint32_t part)
   return (base.parent_path() / name).string();
 }
 
-TagFileWriter::TagFileWriter(TagFileOptions options) : options_(std::move(options)) {
+TagFileWriter::TagFileWriter(TagFileOptions options)
+    : options_(std::move(options)), sync_(options_.sync) {
   options_.validate();
   header_.recording_id = std::random_device{}() * 0x100000000ull + std::random_device{}();
   header_.created_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -223,7 +224,24 @@ void TagFileWriter::writeBehind() {
 }
 
 void TagFileWriter::checkSynced() {
-  if (const int error_number = sync_.error(); error_number != 0) fail("syncing", error_number);
+  if (const int error_number = sync_.error(); error_number != 0) {
+    failSync(error_number, sync_.failedFile());
+  }
+}
+
+void TagFileWriter::failSync(int error_number, std::uint64_t part) {
+  const std::string synced = partPath(options_.path, static_cast<std::uint32_t>(part));
+  try {
+    fail("writing", error_number);
+  } catch (const IoError&) {
+    // The sync's part, which may be an earlier one, is the part at risk; the current part is
+    // ended where it stands.
+    error_ = "syncing tag file '" + synced + "' failed: " + std::strerror(error_number) +
+             ": what was written to it may not be on the device; the recording stopped at byte "
+             "offset " +
+             std::to_string(offset_) + " of '" + part_path_ + "'";
+    throw IoError(error_);
+  }
 }
 
 void TagFileWriter::openPart() {

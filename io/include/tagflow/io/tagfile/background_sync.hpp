@@ -36,6 +36,8 @@ class BackgroundSync {
   int request(int fd, std::uint64_t file);
   void wait();
   int error() const;
+  // The `file` of the request whose sync failed first (meaningful when error() != 0).
+  std::uint64_t failedFile() const;
 
   static int defaultSync(int fd);
 
@@ -53,6 +55,7 @@ class BackgroundSync {
   bool running_ = false;  // a sync is in progress (its request already left the queue)
   bool stopping_ = false;
   int error_ = 0;
+  std::uint64_t failed_file_ = 0;
   std::thread thread_;
 };
 

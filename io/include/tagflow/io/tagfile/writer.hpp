@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,6 +53,8 @@ struct TagFileOptions {
   // False where the caller removes a failed output (a conversion): its errors then promise
   // nothing of what was written.
   bool partial_output_kept = true;
+  // Makes a descriptor's data durable, returning 0 or an errno (tests inject failures).
+  std::function<int(int)> sync = BackgroundSync::defaultSync;
 
   // Throws InvalidArgument naming a bad value and its valid range.
   void validate() const;
@@ -127,6 +130,8 @@ class TagFileWriter {
   void writeBehind();
   void checkSynced();
   [[noreturn]] void fail(const std::string& what, int error_number);
+  // Stops the recording as fail() does, for a background sync of `part` that failed.
+  [[noreturn]] void failSync(int error_number, std::uint64_t part);
   void checkUsable() const;
 
   TagFileOptions options_;
