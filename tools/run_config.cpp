@@ -123,8 +123,9 @@ std::vector<MeasurementSpec> nodeSpecs(const toml::table& root, const std::strin
     }
     for (const auto& other : specs) {
       if (other.name == spec.name) {
-        throw InvalidArgument(section + " #" + std::to_string(i) + ": duplicate name '" +
-                              spec.name + "' (names must be unique)");
+        throw InvalidArgument("[[" + section + "]] #" + std::to_string(i + 1) + " (" +
+                              place(*tables->get(i)) + "): duplicate name '" + spec.name +
+                              "' (names must be unique)");
       }
     }
     specs.push_back(std::move(spec));
@@ -162,7 +163,8 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin,
     config.checkpoint_s = p.getDouble("checkpoint_s", 0);
     if (!(config.checkpoint_s >= 0) || config.checkpoint_s > 86400 * 365) {
       throw InvalidArgument("[run] checkpoint_s " + formatParameter(p.at("checkpoint_s")) +
-                            " is invalid (valid: 0 for none, or > 0 seconds)");
+                            " is invalid (valid: 0 for none, or up to 31536000 seconds, a "
+                            "year)");
     }
     config.output = p.getString("output", config.output);
     if (p.contains("duration_ps")) {

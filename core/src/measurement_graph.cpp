@@ -271,13 +271,10 @@ struct MeasurementGraph::Run {
 
 MeasurementGraph::MeasurementGraph(Source& source, GraphOptions options)
     : source_(source), options_(std::move(options)), first_virtual_channel_(kFirstVirtualChannel) {
-  if (options_.max_blocks_in_flight < 1 || options_.max_blocks_in_flight > 4096) {
+  if (options_.max_blocks_in_flight < 1 || options_.max_blocks_in_flight > kMaxBlocksInFlight) {
     throw InvalidArgument("max_blocks_in_flight " + std::to_string(options_.max_blocks_in_flight) +
-                          " is invalid (valid: 1..4096)");
+                          " is invalid (valid: 1.." + std::to_string(kMaxBlocksInFlight) + ")");
   }
-  // The bound of tagflow run's [run] threads: far past any machine's cores, and a thread
-  // count the scheduler's arena can hold.
-  constexpr int kMaxThreads = 1024;
   if (options_.threads < 0 || options_.threads > kMaxThreads) {
     throw InvalidArgument("threads " + std::to_string(options_.threads) +
                           " is invalid (valid: 0 for all cores, or 1.." +
@@ -416,6 +413,17 @@ void MeasurementGraph::validate() const {
   detail::planTopology(first_virtual_channel_, channels, measurements);
 }
 
+namespace {
+
+void requireValidDuration(timestamp_t duration_ps) {
+  if (duration_ps == 0 || duration_ps < -1) {
+    throw InvalidArgument("run duration " + std::to_string(duration_ps) +
+                          " ps is invalid (valid: > 0, or -1 for the whole stream)");
+  }
+}
+
+}  // namespace
+
 // The stop flag is reset before the run is handed to another thread, so that a requestStop()
 // made right after runAsync() returns is not lost.
 Profile MeasurementGraph::run(timestamp_t duration_ps) {
@@ -424,6 +432,7 @@ Profile MeasurementGraph::run(timestamp_t duration_ps) {
 }
 
 std::future<Profile> MeasurementGraph::runAsync(timestamp_t duration_ps) {
+  requireValidDuration(duration_ps);  // here, not only from the future
   stop_requested_.store(false, std::memory_order_relaxed);
   return std::async(std::launch::async, [this, duration_ps] { return runStream(duration_ps); });
 }
@@ -703,10 +712,7 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp
 }
 
 Profile MeasurementGraph::runStream(timestamp_t duration_ps, StreamSpan window) {
-  if (duration_ps == 0 || duration_ps < -1) {
-    throw InvalidArgument("run duration " + std::to_string(duration_ps) +
-                          " ps is invalid (valid: > 0, or -1 for the whole stream)");
-  }
+  requireValidDuration(duration_ps);
   if (running_.exchange(true)) throw InvalidArgument("the graph is already running");
   auto run = std::make_shared<Run>();
   struct RunRegistration {

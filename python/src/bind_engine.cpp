@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "bindings.hpp"
 #include "conversions.hpp"
@@ -225,6 +226,13 @@ py::dict kindTable(const Kinds& kinds) {
   return table;
 }
 
+// A run's duration in ps: the graph checks its range; beyond 64 bits it is named here.
+timestamp_t durationArgument(const py::object& duration_ps) {
+  return integerArgument(duration_ps, "run duration", std::numeric_limits<std::int64_t>::min(),
+                         std::numeric_limits<std::int64_t>::max(),
+                         "> 0, or -1 for the whole stream");
+}
+
 }  // namespace
 
 void bindEngine(py::module_& module) {
@@ -246,19 +254,39 @@ void bindEngine(py::module_& module) {
              py::arg("end_time") = py::none());
 
   py::class_<PythonGraph>(module, "Graph")
-      .def(py::init<py::object, int, std::size_t>(), py::arg("source"), py::arg("threads") = 0,
-           py::arg("max_blocks_in_flight") = 8)
+      .def(py::init([](py::object source, const py::object& threads,
+                       const py::object& max_blocks_in_flight) {
+             return std::make_unique<PythonGraph>(
+                 std::move(source),
+                 static_cast<int>(integerArgument(threads, "threads", 0,
+                                                  MeasurementGraph::kMaxThreads,
+                                                  "0 for all cores, or 1..1024")),
+                 static_cast<std::size_t>(
+                     integerArgument(max_blocks_in_flight, "max_blocks_in_flight", 1,
+                                     MeasurementGraph::kMaxBlocksInFlight, "1..4096")));
+           }),
+           py::arg("source"), py::arg("threads") = 0, py::arg("max_blocks_in_flight") = 8)
       .def("_add_measurement", &PythonGraph::addMeasurement)
       .def("_add_channel", &PythonGraph::addChannel)
       .def("remove", &PythonGraph::removeMeasurement, py::arg("measurement"),
            "take a measurement out of the graph (it keeps its data)")
       .def("_unique_name", &PythonGraph::uniqueName)
-      .def("start", &PythonGraph::start, py::arg("duration_ps") = -1,
-           "run in the background for duration_ps of stream time (-1: the whole stream)")
+      .def(
+          "start",
+          [](PythonGraph& graph, const py::object& duration_ps) {
+            graph.start(durationArgument(duration_ps));
+          },
+          py::arg("duration_ps") = -1,
+          "run in the background for duration_ps of stream time (-1: the whole stream)")
       .def("wait", &PythonGraph::wait, py::arg("timeout") = -1.0,
            "wait for the run to end; its profile, or None on timeout")
-      .def("run", &PythonGraph::run, py::arg("duration_ps") = -1,
-           "run and wait; Ctrl-C stops the run cleanly and keeps the data")
+      .def(
+          "run",
+          [](PythonGraph& graph, const py::object& duration_ps) {
+            return graph.run(durationArgument(duration_ps));
+          },
+          py::arg("duration_ps") = -1,
+          "run and wait; Ctrl-C stops the run cleanly and keeps the data")
       .def("runRange", &PythonGraph::runRange, py::arg("begin"), py::arg("end"),
            py::arg("origin") = ShardPlan::kStreamStart,
            "count only stream time [begin, end) ps (docs/parallel.md): the source seeks there "
@@ -274,12 +302,17 @@ void bindEngine(py::module_& module) {
   module.def(
       "write_hdf5",
       [](const std::string& path, PythonGraph& graph, const std::string& config) {
-        std::vector<ResultSet> results;
-        for (const py::object& object : graph.measurements()) {
-          results.push_back(object.cast<Measurement&>().getResults());
-        }
+        // Results are read without the GIL: a running graph may hold a measurement's lock while
+        // its Python code waits for the GIL. `objects` keeps them alive meanwhile (and goes
+        // after the GIL is back).
+        const std::vector<py::object> objects = graph.measurements();
+        std::vector<Measurement*> measurements;
+        for (const py::object& object : objects)
+          measurements.push_back(&object.cast<Measurement&>());
         const Profile profile = graph.lastProfile().value_or(Profile{});
         py::gil_scoped_release release;
+        std::vector<ResultSet> results;
+        for (Measurement* measurement : measurements) results.push_back(measurement->getResults());
         writeResultsHdf5(
             path, results, profile,
             RunInfo{graph.source().describe(), config, sourceStatistics(graph.source())});

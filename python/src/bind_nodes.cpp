@@ -7,6 +7,8 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 
 #include "bindings.hpp"
 #include "conversions.hpp"
@@ -96,15 +98,22 @@ py::class_<Node, VirtualChannel> channelClass(py::module_& module, const char* k
 }
 
 bool waitUntilFinished(Measurement& m, double timeout_s) {
-  // In slices, so that Ctrl-C is seen.
+  if (std::isnan(timeout_s)) {
+    throw InvalidArgument(
+        "waitUntilFinished timeout nan is invalid (valid: seconds >= 0, or "
+        "negative or inf for no limit)");
+  }
+  // Beyond about 30 years, and negative, mean no limit (and overflow the clock).
+  const bool limited = timeout_s >= 0 && timeout_s < 1e9;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(timeout_s < 0 ? 1e9 : timeout_s));
+                            std::chrono::duration<double>(limited ? timeout_s : 0));
+  // In slices, so that Ctrl-C is seen.
   for (;;) {
     const bool finished = released([&] { return m.waitUntilFinished(50); });
     if (finished) return true;
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (limited && std::chrono::steady_clock::now() >= deadline) return false;
     // An unbounded run never finishes, nor one whose stream ended before its duration.
     if (!released([&] { return m.mayFinish(); })) return false;
   }
@@ -129,8 +138,16 @@ void bindMeasurements(py::module_& module) {
       .def_property_readonly("parameters",
                              [](const Measurement& m) { return parametersDict(m.parameters()); })
       .def("start", &Measurement::start, py::call_guard<py::gil_scoped_release>())
-      .def("startFor", &Measurement::startFor, py::arg("duration"), py::arg("clear") = true,
-           py::call_guard<py::gil_scoped_release>())
+      .def(
+          "startFor",
+          [](Measurement& m, const py::object& duration, bool clear) {
+            const timestamp_t ps =
+                integerArgument(duration, m.name() + ": startFor duration",
+                                std::numeric_limits<std::int64_t>::min(),
+                                std::numeric_limits<std::int64_t>::max(), "> 0 ps");
+            released([&] { m.startFor(ps, clear); });
+          },
+          py::arg("duration"), py::arg("clear") = true)
       .def("stop", &Measurement::stop, py::call_guard<py::gil_scoped_release>())
       .def("clear", &Measurement::clear, py::call_guard<py::gil_scoped_release>())
       .def("isRunning", &Measurement::isRunning, py::call_guard<py::gil_scoped_release>())
@@ -177,7 +194,11 @@ void bindMeasurements(py::module_& module) {
 
   py::class_<ShardedMeasurement, Measurement>(module, "ShardedMeasurement")
       .def(py::init([](const std::string& kind, const PythonGraph& graph, const std::string& name,
-                       const py::dict& kwargs, int parallel) {
+                       const py::dict& kwargs, const py::object& parallel_argument) {
+             const auto parallel = static_cast<int>(
+                 integerArgument(parallel_argument, kind + " '" + name + "': parallel", 1,
+                                 ShardedMeasurement::kMaxShards,
+                                 "1 to " + std::to_string(ShardedMeasurement::kMaxShards)));
              requireSplitsByTime(findKind(allMeasurementKinds(), kind, "measurement"));
              const Parameters parameters = parametersFrom(kwargs, &graph);
              return std::make_unique<ShardedMeasurement>(

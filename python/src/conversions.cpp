@@ -12,9 +12,15 @@ namespace tagflow::python {
 
 namespace {
 
+bool isBool(const py::handle& value) {
+  // numpy's bool is no Python bool, and no integer either (its __index__ is deprecated).
+  return py::isinstance<py::bool_>(value) ||
+         py::str(value.get_type().attr("__name__")).cast<std::string>() == "bool_";
+}
+
 ParameterValue scalar(const std::string& key, const py::handle& value, const PythonGraph* graph) {
   // bool before int: Python's bool is an int.
-  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (isBool(value)) return PyObject_IsTrue(value.ptr()) == 1;
   if (py::isinstance<VirtualChannel>(value)) {
     const auto& channel = value.cast<const VirtualChannel&>();
     if (graph == nullptr || !graph->holdsChannel(channel)) {
@@ -33,7 +39,10 @@ ParameterValue scalar(const std::string& key, const py::handle& value, const Pyt
                             " does not fit a 64-bit integer");
     }
   }
-  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  // float, numpy's floats of every width, and other real numbers.
+  if (py::isinstance<py::float_>(value) || py::hasattr(value, "__float__")) {
+    return py::float_(py::reinterpret_borrow<py::object>(value)).cast<double>();
+  }
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
   // A path object (pathlib.Path) as the text of its path.
   if (py::hasattr(value, "__fspath__")) {
@@ -47,6 +56,29 @@ ParameterValue scalar(const std::string& key, const py::handle& value, const Pyt
 }
 
 }  // namespace
+
+std::int64_t integerArgument(const py::handle& value, const std::string& name, std::int64_t lowest,
+                             std::int64_t highest, const std::string& valid) {
+  if (isBool(value) || !py::hasattr(value, "__index__")) {
+    throw py::type_error(name + " must be an integer, got " +
+                         py::str(value.get_type().attr("__name__")).cast<std::string>());
+  }
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (index == nullptr) throw py::error_already_set();
+  const auto integer = py::reinterpret_steal<py::int_>(index);
+  std::int64_t result = 0;
+  bool fits = true;
+  try {
+    result = integer.cast<std::int64_t>();
+  } catch (const py::cast_error&) {
+    fits = false;
+  }
+  if (!fits || result < lowest || result > highest) {
+    throw py::value_error(name + " " + py::cast<std::string>(py::str(integer.ptr())) +
+                          " is invalid (valid: " + valid + ")");
+  }
+  return result;
+}
 
 ParameterValue parameterValue(const std::string& key, const py::handle& value,
                               const PythonGraph* graph) {

@@ -32,6 +32,12 @@ ParameterValue parameterValue(const std::string& key, const py::handle& value,
 Parameters parametersFrom(const py::dict& kwargs, const PythonGraph* graph);
 py::object pythonValue(const ParameterValue& value);
 
+// An integer argument (a Python or numpy integer, not a bool) inside [lowest, highest]: else a
+// TypeError, or a ValueError "NAME VALUE is invalid (valid: VALID)" also for values beyond
+// 64 bits, which pybind's own conversion reports only as a signature mismatch.
+std::int64_t integerArgument(const py::handle& value, const std::string& name, std::int64_t lowest,
+                             std::int64_t highest, const std::string& valid);
+
 // The vector moved into a numpy array of the given shape (default: 1-d).
 template <class T>
 py::array_t<T> toNumpy(std::vector<T>&& values, std::vector<py::ssize_t> shape = {}) {

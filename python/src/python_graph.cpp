@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <set>
 
 #include "conversions.hpp"
@@ -143,25 +144,37 @@ std::string PythonGraph::uniqueName(const std::string& kind, const py::object& n
 
 void PythonGraph::start(timestamp_t duration_ps) {
   if (running_) throw InvalidArgument("the graph is already running");
-  running_ = graph_->runAsync(duration_ps);
+  running_ = graph_->runAsync(duration_ps).share();
+  ++run_number_;
 }
 
-void PythonGraph::collect() {
-  std::future<Profile> finished = std::move(*running_);
-  running_.reset();
-  profile_ = finished.get();
+py::object PythonGraph::collect(const std::shared_future<Profile>& run, std::uint64_t number) {
+  if (running_ && run_number_ == number) running_.reset();
+  profile_ = run.get();
+  return profileToDict(*profile_);
 }
 
 py::object PythonGraph::wait(double timeout_s) {
   if (!running_) throw InvalidArgument("the graph is not running (start() it first)");
+  if (std::isnan(timeout_s)) {
+    throw InvalidArgument(
+        "wait timeout nan is invalid (valid: seconds >= 0, or negative or "
+        "inf for no limit)");
+  }
+  // Held here: another thread's wait() may collect the run and clear running_ meanwhile.
+  const std::shared_future<Profile> run = *running_;
+  const std::uint64_t number = run_number_;
+  // Beyond about 30 years, and negative, mean no limit (and a duration too large for the
+  // clock would overflow it).
+  const bool limited = timeout_s >= 0 && timeout_s < 1e9;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(timeout_s < 0 ? 1e9 : timeout_s));
+                            std::chrono::duration<double>(limited ? timeout_s : 0));
   for (;;) {
     bool ready;
     {
       py::gil_scoped_release release;
-      ready = running_->wait_for(kPollInterval) == std::future_status::ready;
+      ready = run.wait_for(kPollInterval) == std::future_status::ready;
     }
     if (ready) break;
     if (PyErr_CheckSignals() != 0) {
@@ -169,15 +182,14 @@ py::object PythonGraph::wait(double timeout_s) {
       graph_->requestStop();
       {
         py::gil_scoped_release release;
-        running_->wait();
+        run.wait();
       }
-      collect();
+      collect(run, number);
       throw py::error_already_set();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return py::none();
+    if (limited && std::chrono::steady_clock::now() >= deadline) return py::none();
   }
-  collect();
-  return profileToDict(*profile_);
+  return collect(run, number);
 }
 
 py::object PythonGraph::run(timestamp_t duration_ps) {
@@ -188,8 +200,9 @@ py::object PythonGraph::run(timestamp_t duration_ps) {
 py::object PythonGraph::runRange(timestamp_t begin, timestamp_t end, timestamp_t origin) {
   if (running_) throw InvalidArgument("the graph is already running");
   running_ = std::async(std::launch::async, [this, begin, end, origin] {
-    return graph_->runRange(begin, end, origin);
-  });
+               return graph_->runRange(begin, end, origin);
+             }).share();
+  ++run_number_;
   return wait(-1);
 }
 

@@ -40,7 +40,8 @@ class PythonGraph {
   // Runs in the background; wait() or run() collect the profile.
   void start(timestamp_t duration_ps);
   // Blocks until the run started by start() ends (Ctrl-C stops it); returns its profile as a
-  // dict. timeout_s < 0 waits without limit; None on timeout.
+  // dict. timeout_s < 0 or infinite waits without limit (NaN is refused); None on timeout.
+  // Several threads may wait for one run: each gets its profile (or its exception).
   py::object wait(double timeout_s);
   // start() then wait().
   py::object run(timestamp_t duration_ps);
@@ -57,8 +58,9 @@ class PythonGraph {
   std::vector<py::object> measurements() const;
 
  private:
-  // Collects the finished run: its profile, or its exception.
-  void collect();
+  // The finished run `run`: its profile as a dict, or its exception; the first caller also
+  // clears `running_`.
+  py::object collect(const std::shared_future<Profile>& run, std::uint64_t number);
 
   py::object source_object_;
   Source* source_;
@@ -66,7 +68,8 @@ class PythonGraph {
   std::vector<py::object> measurements_;
   std::vector<py::object> channels_;
   std::map<std::string, int> names_;
-  std::optional<std::future<Profile>> running_;
+  std::optional<std::shared_future<Profile>> running_;
+  std::uint64_t run_number_ = 0;  // counts start()s, so a waiter knows its run from a later one
   std::optional<Profile> profile_;
 };
 

@@ -2,6 +2,9 @@
 
 #include <pybind11/numpy.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "conversions.hpp"
 
 namespace tagflow::python {
@@ -53,6 +56,16 @@ void PythonMeasurement::collectResults(ResultSet& out) const {
       out.add(name, "1", shape, std::vector<double>(values.data(), values.data() + values.size()),
               "");
     } else {
+      if (array.dtype().kind() == 'u' && array.dtype().itemsize() == 8 && array.size() > 0) {
+        // Results are signed 64-bit integers: a larger count would wrap silently.
+        const py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast> values(array);
+        const std::uint64_t largest =
+            *std::max_element(values.data(), values.data() + values.size());
+        if (largest > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          throw py::value_error(owner + "['" + name + "'] holds " + std::to_string(largest) +
+                                " (valid: integers up to 2^63-1)");
+        }
+      }
       const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> values(array);
       out.add(name, "1", shape,
               std::vector<std::int64_t>(values.data(), values.data() + values.size()), "");

@@ -20,6 +20,7 @@ API and how to port a script.
 
 import operator
 import os
+import threading
 import time
 
 from . import _tagflow as _core
@@ -181,11 +182,30 @@ class CustomMeasurement(_core.PythonMeasurement):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        # The subclass's clear() drops its data; called by the engine under the measurement's
-        # lock. From outside, clear() is the lifecycle's, like every measurement's.
+        # A subclass's clear() drops its data; the engine calls it under the measurement's
+        # lock (_clear_data). From outside, clear() is the lifecycle's, like every
+        # measurement's; inside the engine's call, a clear() that chains to its base's with
+        # super().clear() reaches the base's own, not the lifecycle's again (whose lock the
+        # engine holds).
         if "clear" in cls.__dict__:
-            cls._clear_data = cls.__dict__["clear"]
-            cls.clear = _core.Measurement.clear
+            drop_data = cls.__dict__["clear"]
+
+            def clear(self):
+                if getattr(self, "_clearing_thread", None) == threading.get_ident():
+                    return drop_data(self)
+                return _core.Measurement.clear(self)
+
+            clear.__doc__ = drop_data.__doc__
+            cls.clear = clear
+
+    def _clear_data(self):
+        if type(self).clear is _core.Measurement.clear:
+            return
+        self._clearing_thread = threading.get_ident()
+        try:
+            self.clear()
+        finally:
+            self._clearing_thread = None
 
     def __init__(self, graph, name=None):
         # Refused here rather than when the class is made: a base class may leave process() to

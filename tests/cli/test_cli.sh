@@ -278,6 +278,23 @@ name = "a/b"
 channels = [1]'
 refuses "a name no group can have, before the run" "measurement name 'a/b' cannot name a group" \
   "$tagflow" run -q bad_name.toml --output out.h5
+config duplicate.toml 'kind = "Countrate"
+name = "rates"
+channels = [1]
+[[measurement]]
+kind = "Counter"
+name = "rates"
+channels = [1]
+binwidth = 1000
+n_values = 10'
+refuses "a duplicate name, counted as the other errors count" \
+  "[[measurement]] #2 (line 21): duplicate name 'rates'" "$tagflow" run -q duplicate.toml --output out.h5
+config checkpoint.toml 'kind = "Countrate"
+channels = [1]' '[run]
+checkpoint_s = 1e9'
+refuses "a checkpoint interval beyond its bound" \
+  "[run] checkpoint_s 1e+09 is invalid (valid: 0 for none, or up to 31536000 seconds, a year)" \
+  "$tagflow" run -q checkpoint.toml --output out.h5
 # A corrupt input fails the command (exit 1) and leaves no part of its output.
 "$tagflow" record good.toml corrupt.tags >/dev/null
 "$python" -c '

@@ -512,6 +512,23 @@ def test_custom_results_that_are_not_numeric_arrays(results, message):
         bad.getResults()
 
 
+def test_custom_results_beyond_signed_integers_are_refused():
+    class Huge(tf.CustomMeasurement):
+        def process(self, tags):
+            pass
+
+        def results(self):
+            return {"fits": np.array([2**63 - 1], np.uint64),
+                    "wraps": np.array([1, 2**64 - 1], np.uint64)}
+
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+    huge = Huge(graph)
+    graph.run()
+    with pytest.raises(ValueError, match=r"results\(\)\['wraps'\] holds 18446744073709551615 "
+                                         r"\(valid: integers up to 2\^63-1\)"):
+        huge.getResults()
+
+
 def test_results_onto_a_full_disk_fail_cleanly(scratch):
     # A file size limit fails writes as a full disk does. The interpreter must report the error,
     # keep the earlier file, and exit normally (HDF5's clean-up at exit once crashed here).
@@ -594,3 +611,106 @@ def test_merge_stream_files_shifts_and_orders_both_recordings(scratch):
     live_stream = tf.TagStream(live, channels=[1, 2, 3, -3], max_tags=10**6)
     live.run()
     np.testing.assert_array_equal(live_stream.getData(), merged)
+
+
+def test_a_clear_that_chains_to_its_base_clears_both():
+    class Base(tf.CustomMeasurement):
+        def process(self, tags):
+            self.n = getattr(self, "n", 0) + len(tags)
+
+        def clear(self):
+            self.n = 0
+
+    class Child(Base):
+        def process(self, tags):
+            super().process(tags)
+            self.m = getattr(self, "m", 0) + 1
+
+        def clear(self):
+            super().clear()
+            self.m = 0
+
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**9))
+    child = Child(graph)
+    graph.run()
+    assert child.n > 0 and child.m > 0
+    finished = threading.Event()
+    threading.Thread(target=lambda: (child.clear(), finished.set()), daemon=True).start()
+    assert finished.wait(20), "clear() chaining to its base's hung"
+    assert child.n == 0 and child.m == 0
+
+
+def test_results_written_while_a_custom_measurement_runs(scratch):
+    class Slow(tf.CustomMeasurement):
+        def process(self, tags):
+            time.sleep(0.001)
+
+        def results(self):
+            return {"x": np.zeros(3)}
+
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**13))
+    Slow(graph)
+    tf.Countrate(graph, channels=[1, 2])
+    graph.start()
+    try:
+        written = threading.Event()
+        threading.Thread(target=lambda: (tf.write_hdf5(scratch / "running.h5", graph),
+                                         written.set()), daemon=True).start()
+        assert written.wait(30), "write_hdf5 during a run hung"
+    finally:
+        graph.stop()
+        graph.wait()
+    assert (scratch / "running.h5").stat().st_size > 0
+
+
+def test_waits_without_limit_and_from_two_threads():
+    # Two threads waiting for one run (of 0.2 s, so that both wait while it runs) both get
+    # its profile.
+    one_channel = [{"channel": 1, "kind": "poisson", "rate": 1e5}]
+    for _ in range(5):
+        graph = tf.Graph(tf.SyntheticSource(duration_ps=2 * 10**10, speed=0.1, channel=one_channel))
+        tf.Countrate(graph, [1])
+        graph.start()
+        profiles = {}
+        other = threading.Thread(target=lambda: profiles.update(other=graph.wait(60)))
+        other.start()
+        profiles["main"] = graph.wait(60)
+        other.join()
+        assert isinstance(profiles["main"], dict) and profiles["other"] == profiles["main"]
+    # An infinite timeout waits for the end; NaN is refused.
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=10**13, speed=10.0, channel=one_channel))
+    rate = tf.Countrate(graph, [1])
+    graph.start()
+    with pytest.raises(ValueError, match="wait timeout nan is invalid"):
+        graph.wait(float("nan"))
+    rate.startFor(10**11)
+    assert rate.waitUntilFinished(float("inf")) is True
+    assert isinstance(graph.wait(float("inf")), dict)
+    # A bad duration is refused by start() itself, leaving the graph ready to run.
+    with pytest.raises(ValueError, match=r"run duration -5 ps is invalid"):
+        graph.start(-5)
+    assert not graph.isRunning()
+    assert isinstance(graph.run(10**8), dict)
+
+
+def test_integers_beyond_64_bits_and_numpy_scalars_are_named():
+    source = tf.SyntheticSource(duration_ps=10**9)
+    graph = tf.Graph(source)
+    rate = tf.Countrate(graph, [1])
+    for make, message in (
+            (lambda: tf.Graph(tf.SyntheticSource(duration_ps=10**9), threads=2**40),
+             r"threads 1099511627776 is invalid \(valid: 0 for all cores, or 1..1024\)"),
+            (lambda: tf.Graph(tf.SyntheticSource(duration_ps=10**9), max_blocks_in_flight=2**70),
+             r"max_blocks_in_flight 1180591620717411303424 is invalid \(valid: 1..4096\)"),
+            (lambda: tf.Countrate(graph, [1], parallel=2**31),
+             r"parallel 2147483648 is invalid \(valid: 1 to 256\)"),
+            (lambda: graph.start(2**70), r"run duration 1180591620717411303424 is invalid"),
+            (lambda: rate.startFor(2**70), r"startFor duration 1180591620717411303424 is invalid")):
+        with pytest.raises(ValueError, match=message):
+            make()
+    # numpy's floats are numbers; its bools are no channels.
+    counter = tf.Counter(graph, [1], binwidth=np.int64(1000), n_values=np.int32(10))
+    assert counter.parameters["n_values"] == 10
+    tf.HistogramLogBins(graph, 1, 2, exp_start=np.float32(-12.0), exp_stop=-6, n_bins=10)
+    with pytest.raises(TypeError, match="a list may hold only numbers and channels"):
+        tf.Countrate(graph, [np.bool_(True)])

@@ -122,6 +122,10 @@ class MeasurementGraph {
   // kFirstVirtualChannel.
   channel_t nextVirtualChannel() const { return next_virtual_channel_; }
   static constexpr channel_t kFirstVirtualChannel = 1000;
+  // The bounds of GraphOptions: threads far past any machine's cores, and a thread count the
+  // scheduler's arena can hold.
+  static constexpr int kMaxThreads = 1024;
+  static constexpr std::size_t kMaxBlocksInFlight = 4096;
 
   struct Run;  // the state of a run in progress (defined in the implementation)
 
