@@ -526,9 +526,11 @@ Response Server::Impl::resultsFile(const Request& request) {
   } remove_after{pattern};
 
   std::vector<ResultSet> results;
-  for (const Measurement* measurement : graph_.measurements()) {
-    results.push_back(measurement->getResults());
-  }
+  graph_.withMeasurements([&](const std::vector<Measurement*>& measurements) {
+    for (const Measurement* measurement : measurements) {
+      results.push_back(measurement->getResults());
+    }
+  });
   RunInfo info{source_.describe(), options_.config_text, sourceStatistics(source_)};
   Profile profile;
   {
