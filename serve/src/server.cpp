@@ -1,6 +1,7 @@
 #include "tagflow/serve/server.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -547,6 +548,8 @@ Response Server::Impl::resultsFile(const Request& request) {
 }
 
 std::string Server::Impl::snapshotText() {
+  std::vector<std::string> unreadable;
+  nlohmann::json measurements = serve_detail::measurementsJson(graph_, unreadable);
   serve_detail::RunStatus status;
   Profile profile;
   {
@@ -554,9 +557,14 @@ std::string Server::Impl::snapshotText() {
     status = status_;
     if (final_profile_) profile = *final_profile_;
   }
+  // run.error is where the page shows trouble: a measurement that cannot be read is named
+  // there, while the page keeps what it last got of it; the next snapshot tries again.
+  if (!status.error.empty()) unreadable.insert(unreadable.begin(), status.error);
+  status.error = fmt::format("{}", fmt::join(unreadable, "; "));
   if (profile.nodes.empty()) profile = graph_.liveProfile();
   const double elapsed_s = std::chrono::duration<double>(Clock::now() - started_).count();
-  return serve_detail::snapshotJson(snapshots_sent_++, elapsed_s, status, profile, graph_, source_)
+  return serve_detail::snapshotJson(snapshots_sent_++, elapsed_s, status, profile, source_,
+                                    std::move(measurements))
       .dump();
 }
 
@@ -570,7 +578,13 @@ void Server::Impl::scheduleTick() {
       std::chrono::duration<double>(1.0 / options_.update_hz)));
   ticker_.async_wait([this](beast::error_code error) {
     if (error) return;
-    broadcastSnapshot();
+    try {
+      broadcastSnapshot();
+    } catch (const std::exception& e) {
+      // One snapshot that fails must not end the page's updates for good.
+      std::fprintf(stderr, "tagflow serve: %s\n", e.what());
+    }
+    // After the snapshot: a slow one lowers the rate rather than keeping the thread busy.
     scheduleTick();
   });
 }

@@ -111,19 +111,28 @@ nlohmann::json graphJson(const MeasurementGraph& graph, const Source& source, do
           {"measurements", std::move(measurements)}};
 }
 
-nlohmann::json snapshotJson(std::uint64_t sequence, double elapsed_s, const RunStatus& status,
-                            const Profile& profile, const MeasurementGraph& graph,
-                            const Source& source) {
+nlohmann::json measurementsJson(const MeasurementGraph& graph,
+                                std::vector<std::string>& unreadable) {
   nlohmann::json measurements = nlohmann::json::array();
   graph.withMeasurements([&](const std::vector<Measurement*>& list) {
     for (const Measurement* measurement : list) {
-      nlohmann::json entry = resultsJson(measurement->getResults());
-      entry["running"] = measurement->isRunning();
-      entry["capture_duration_ps"] = measurement->getCaptureDuration();
-      entry["overflow_count"] = measurement->getOverflowCount();
-      measurements.push_back(std::move(entry));
+      try {
+        nlohmann::json entry = resultsJson(measurement->getResults());
+        entry["running"] = measurement->isRunning();
+        entry["capture_duration_ps"] = measurement->getCaptureDuration();
+        entry["overflow_count"] = measurement->getOverflowCount();
+        measurements.push_back(std::move(entry));
+      } catch (const std::exception& e) {
+        unreadable.push_back("measurement '" + measurement->name() + "': " + e.what());
+      }
     }
   });
+  return measurements;
+}
+
+nlohmann::json snapshotJson(std::uint64_t sequence, double elapsed_s, const RunStatus& status,
+                            const Profile& profile, const Source& source,
+                            nlohmann::json measurements) {
   return {{"type", "snapshot"},
           {"seq", sequence},
           {"elapsed_s", elapsed_s},
