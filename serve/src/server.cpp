@@ -72,6 +72,35 @@ bool isLoopback(const net::ip::address& address) {
   return address.is_loopback();
 }
 
+// As host names and media types compare.
+bool equalsIgnoringCase(std::string_view a, std::string_view b) {
+  return beast::iequals(beast::string_view(a.data(), a.size()),
+                        beast::string_view(b.data(), b.size()));
+}
+
+// The name in a Host header: "127.0.0.1:8080" -> "127.0.0.1", "[::1]:8080" -> "::1".
+std::string_view hostName(std::string_view host) {
+  if (host.starts_with('[')) return host.substr(1, host.find(']') - 1);
+  return host.substr(0, host.find(':'));
+}
+
+bool isLoopbackName(std::string_view name) {
+  if (equalsIgnoringCase(name, "localhost")) return true;
+  boost::system::error_code error;
+  const net::ip::address address = net::ip::make_address(name, error);
+  return !error && isLoopback(address);
+}
+
+// Content-Type application/json, with parameters or without.
+bool isJson(const Request& request) {
+  const auto field = request.find(http::field::content_type);
+  if (field == request.end()) return false;
+  std::string_view type = view(field->value());
+  type = type.substr(0, type.find(';'));
+  while (type.ends_with(' ') || type.ends_with('\t')) type.remove_suffix(1);
+  return equalsIgnoringCase(type, "application/json");
+}
+
 // The value of `key` in a query string "a=1&token=x", %-decoded.
 std::optional<std::string> queryValue(std::string_view query, std::string_view key) {
   while (!query.empty()) {
@@ -141,7 +170,8 @@ class Server::Impl {
   // Called on the server's thread by the sessions.
   bool admitConnection() { return connections_.load() < kMaxConnections; }
   std::atomic<std::size_t>& connections() { return connections_; }
-  bool authorized(const Request& request) const;
+  // Why a data or control request (/api, /ws) is refused; nullopt when it is not.
+  std::optional<std::string> refusal(const Request& request) const;
   Response handle(const Request& request);
   class HttpSession;
   class WebSocketSession;
@@ -151,6 +181,7 @@ class Server::Impl {
   void accept();
   void scheduleTick();
   void broadcastSnapshot();
+  bool hasToken(const Request& request) const;
   std::string snapshotText();
   Response resultsFile(const Request& request);
   Response control(const Request& request);
@@ -302,8 +333,8 @@ class Server::Impl::HttpSession : public std::enable_shared_from_this<HttpSessio
       write(errorResponse(request, http::status::not_found, "WebSocket only at /ws"));
       return;
     }
-    if (!server_.authorized(request)) {
-      write(errorResponse(request, http::status::forbidden, "this server requires its token"));
+    if (const auto why = server_.refusal(request)) {
+      write(errorResponse(request, http::status::forbidden, *why));
       return;
     }
     stream_.expires_never();
@@ -452,8 +483,29 @@ void Server::Impl::accept() {
                          });
 }
 
-bool Server::Impl::authorized(const Request& request) const {
-  if (token_.empty()) return true;
+// Any page a browser shows may send requests here, and the browser says which site's page
+// sends one (Origin): only this server's own page may read data or act. Without a token, a name
+// of another site that resolves to this address (DNS rebinding) would make that site's page
+// this server's own: only loopback names are served then.
+std::optional<std::string> Server::Impl::refusal(const Request& request) const {
+  const auto host_field = request.find(http::field::host);
+  const std::string_view host = host_field == request.end() ? "" : view(host_field->value());
+  if (const auto origin = request.find(http::field::origin); origin != request.end()) {
+    if (host.empty() || !equalsIgnoringCase(view(origin->value()), "http://" + std::string(host))) {
+      return fmt::format("requests from the page of another site ({}) are refused",
+                         view(origin->value()));
+    }
+  }
+  if (token_.empty()) {
+    if (host.empty() || isLoopbackName(hostName(host))) return std::nullopt;
+    return fmt::format("host '{}' is not served here (valid: localhost or a loopback address)",
+                       host);
+  }
+  if (hasToken(request)) return std::nullopt;
+  return "this server requires its token: add ?token=... as printed at start";
+}
+
+bool Server::Impl::hasToken(const Request& request) const {
   const std::string_view target = view(request.target());
   const std::size_t question = target.find('?');
   if (question != std::string_view::npos) {
@@ -473,14 +525,21 @@ Response Server::Impl::handle(const Request& request) {
   const std::string_view path = target.substr(0, target.find('?'));
   const bool is_api = path.substr(0, 5) == "/api/" || path == "/ws";
   try {
-    if (is_api && !authorized(request)) {
-      return errorResponse(request, http::status::forbidden,
-                           "this server requires its token: add ?token=... as printed at start");
+    if (is_api) {
+      if (const auto why = refusal(request)) {
+        return errorResponse(request, http::status::forbidden, *why);
+      }
     }
     const auto method = request.method();
     if (path == "/api/control") {
       if (method != http::verb::post) {
         return errorResponse(request, http::status::method_not_allowed, "use POST");
+      }
+      // Besides the Origin check: a page of another site may POST text/plain without asking
+      // first (no CORS preflight), but not JSON.
+      if (!isJson(request)) {
+        return errorResponse(request, http::status::unsupported_media_type,
+                             "Content-Type must be application/json");
       }
       return control(request);
     }

@@ -21,7 +21,8 @@ import tagflow as tf
 
 
 def get_json(url, data=None):
-    request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
+    request = urllib.request.Request(url, data=data, method="POST" if data else "GET",
+                                     headers={"Content-Type": "application/json"} if data else {})
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
 

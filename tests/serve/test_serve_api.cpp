@@ -36,6 +36,7 @@ std::pair<int, std::string> request(int port, http::verb verb, const std::string
   socket.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
   http::request<http::string_body> out{verb, target, 11};
   out.set(http::field::host, "127.0.0.1");
+  if (verb == http::verb::post) out.set(http::field::content_type, "application/json");
   out.body() = body;
   out.prepare_payload();
   http::write(socket, out);

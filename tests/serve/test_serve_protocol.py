@@ -1,6 +1,7 @@
 """`tagflow serve` over plain sockets: the endpoints of docs/serve.md, the token off loopback,
-static files that cannot leave their folder, and a bounded stream of garbage (malformed HTTP,
-broken WebSocket frames) that must neither crash nor stall the run.
+requests of other sites' pages refused, static files that cannot leave their folder, and a
+bounded stream of garbage (malformed HTTP, broken WebSocket frames) that must neither crash nor
+stall the run.
 
 Run by ctest with TAGFLOW_CLI set to the `tagflow` binary.
 """
@@ -49,7 +50,9 @@ class Served:
         url = self.base + path
         if token:
             url += ("&" if "?" in url else "?") + "token=" + token
-        request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
+        request = urllib.request.Request(url, data=data, method="POST" if data else "GET",
+                                         headers={"Content-Type": "application/json"} if data
+                                         else {})
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
                 return response.status, response.read()
@@ -116,13 +119,15 @@ def raw_exchange(server, payload, read_timeout_s=5):
         return received
 
 
-def websocket_connect(server, token=None):
-    """A WebSocket handshake by hand; returns (socket, status line)."""
+def websocket_connect(server, token=None, origin=None):
+    """A WebSocket handshake by hand, from a page of `origin` if given; returns (socket, status
+    line)."""
     token = server.token if token is None else token
     path = "/ws" + (f"?token={token}" if token else "")
     key = base64.b64encode(os.urandom(16)).decode()
     sock = socket.create_connection((server.host, server.port), timeout=10)
     sock.sendall((f"GET {path} HTTP/1.1\r\nHost: {server.host}:{server.port}\r\n"
+                  + (f"Origin: {origin}\r\n" if origin else "") +
                   "Upgrade: websocket\r\nConnection: Upgrade\r\n"
                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
     head = b""
@@ -216,6 +221,48 @@ def test_controls_act_on_one_measurement_and_refuse_bad_requests(served):
         assert status == 400 and expected in answer["error"], (request, answer)
     status, body = served.get("/api/control", data=b"{not json")
     assert status == 400 and b"not a JSON object" in body
+
+
+def status_of(server, method, path, headers, body=b""):
+    """The status code of one request made of `headers` (lines) on a fresh connection."""
+    head = [f"{method} {path} HTTP/1.1", *headers, f"Content-Length: {len(body)}",
+            "Connection: close"]
+    answer = raw_exchange(server, ("\r\n".join(head) + "\r\n\r\n").encode() + body)
+    return int(answer.split(b" ", 2)[1])
+
+
+def test_pages_of_other_sites_can_neither_read_nor_act(served):
+    own_host = f"Host: 127.0.0.1:{served.port}"
+    json_body = "Content-Type: application/json"
+    stop = json.dumps({"action": "stop", "measurement": "counter"}).encode()
+    # What any page may send without asking: a form's text/plain body, or a foreign Origin.
+    assert status_of(served, "POST", "/api/control", [own_host, "Content-Type: text/plain"],
+                     stop) == 415
+    assert status_of(served, "POST", "/api/control", [own_host], stop) == 415
+    assert status_of(served, "POST", "/api/control",
+                     [own_host, json_body, "Origin: http://evil.example"], stop) == 403
+    assert status_of(served, "GET", "/api/snapshot",
+                     [own_host, "Origin: http://evil.example"]) == 403
+    assert status_of(served, "GET", "/api/snapshot", [own_host, "Origin: null"]) == 403
+    # DNS rebinding: another site's name that resolves to 127.0.0.1.
+    assert status_of(served, "GET", "/api/snapshot", [f"Host: evil.example:{served.port}"]) == 403
+    assert status_of(served, "GET", "/api/snapshot",
+                     [f"Host: evil.example:{served.port}",
+                      f"Origin: http://evil.example:{served.port}"]) == 403
+    _, status = websocket_connect(served, origin="http://evil.example")
+    assert status.startswith("HTTP/1.1 403")
+    assert measurement(served.snapshot(), "counter")["running"]
+
+    # The page itself, opened as 127.0.0.1 or as localhost.
+    for host in [f"127.0.0.1:{served.port}", f"localhost:{served.port}"]:
+        own = [f"Host: {host}", f"Origin: http://{host}"]
+        assert status_of(served, "GET", "/api/snapshot", own) == 200
+        assert status_of(served, "POST", "/api/control",
+                         [*own, "Content-Type: application/json; charset=utf-8"],
+                         json.dumps({"action": "start", "measurement": "counter"}).encode()) == 200
+    sock, status = websocket_connect(served, origin=f"http://127.0.0.1:{served.port}")
+    assert status == "HTTP/1.1 101 Switching Protocols"
+    sock.close()
 
 
 def test_static_files_cannot_leave_their_folder(tmp_path):

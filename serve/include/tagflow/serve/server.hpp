@@ -12,7 +12,9 @@
 // the run.
 //
 // Safe by default: listens on 127.0.0.1; on any other address every /api and /ws request must
-// carry the token (a random one unless given), which url() includes.
+// carry the token (a random one unless given), which url() includes. Requests of other sites'
+// pages are refused: a foreign Origin, a Host that is not a loopback name while no token is
+// required, a control request that is not JSON.
 #pragma once
 
 #include <functional>
