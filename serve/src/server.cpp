@@ -136,6 +136,14 @@ Response textResponse(const Request& request, http::status status, std::string b
   return response;
 }
 
+// For HEAD of an answer that is made anew for each request: its length is known only once it
+// is made, which a HEAD need not pay for (RFC 9110 lets it go without Content-Length).
+Response unmadeResponse(const Request& request, std::string content_type) {
+  Response response = textResponse(request, http::status::ok, {}, std::move(content_type));
+  response.erase(http::field::content_length);
+  return response;
+}
+
 Response jsonResponse(const Request& request, http::status status, const nlohmann::json& body) {
   return textResponse(request, status, body.dump(), "application/json");
 }
@@ -183,7 +191,9 @@ class Server::Impl {
   void broadcastSnapshot();
   bool hasToken(const Request& request) const;
   std::string snapshotText();
+  Response respond(const Request& request);
   Response resultsFile(const Request& request);
+  std::string resultsFileBytes();
   Response control(const Request& request);
 
   MeasurementGraph& graph_;
@@ -324,7 +334,7 @@ class Server::Impl::HttpSession : public std::enable_shared_from_this<HttpSessio
       upgrade(std::move(request));
       return;
     }
-    write(server_.handle(request));
+    write(server_.handle(request), request.method() == http::verb::head);
   }
 
   void upgrade(Request request) {
@@ -342,16 +352,19 @@ class Server::Impl::HttpSession : public std::enable_shared_from_this<HttpSessio
         ->run();
   }
 
-  void write(Response response) {
+  // A HEAD answer ends with its headers, also when they give no Content-Length (which would
+  // otherwise mean that the body runs to the end of the connection).
+  void write(Response response, bool head = false) {
     auto shared = std::make_shared<Response>(std::move(response));
-    http::async_write(stream_, *shared,
-                      [self = shared_from_this(), shared](beast::error_code error, std::size_t) {
-                        if (error || shared->need_eof()) {
-                          self->close();
-                        } else {
-                          self->read();
-                        }
-                      });
+    http::async_write(
+        stream_, *shared,
+        [self = shared_from_this(), shared, head](beast::error_code error, std::size_t) {
+          if (error || (head ? !shared->keep_alive() : shared->need_eof())) {
+            self->close();
+          } else {
+            self->read();
+          }
+        });
   }
 
   void close() {
@@ -521,6 +534,14 @@ bool Server::Impl::hasToken(const Request& request) const {
 }
 
 Response Server::Impl::handle(const Request& request) {
+  Response response = respond(request);
+  // The headers a GET would get, its Content-Length included; a keep-alive client reads no
+  // body after them.
+  if (request.method() == http::verb::head) response.body().clear();
+  return response;
+}
+
+Response Server::Impl::respond(const Request& request) {
   const std::string_view target = view(request.target());
   const std::string_view path = target.substr(0, target.find('?'));
   const bool is_api = path.substr(0, 5) == "/api/" || path == "/ws";
@@ -552,6 +573,8 @@ Response Server::Impl::handle(const Request& request) {
                           serve_detail::graphJson(graph_, source_, options_.update_hz));
     }
     if (path == "/api/snapshot") {
+      // Each GET makes (and numbers) a snapshot; a HEAD makes none.
+      if (method == http::verb::head) return unmadeResponse(request, "application/json");
       return textResponse(request, http::status::ok, snapshotText(), "application/json");
     }
     if (path == "/api/results.h5") return resultsFile(request);
@@ -572,6 +595,16 @@ Response Server::Impl::control(const Request& request) {
 }
 
 Response Server::Impl::resultsFile(const Request& request) {
+  // Writing the file is the cost of this answer: a HEAD gets the headers without it.
+  Response response =
+      request.method() == http::verb::head
+          ? unmadeResponse(request, "application/x-hdf5")
+          : textResponse(request, http::status::ok, resultsFileBytes(), "application/x-hdf5");
+  response.set(http::field::content_disposition, "attachment; filename=\"results.h5\"");
+  return response;
+}
+
+std::string Server::Impl::resultsFileBytes() {
   std::string pattern =
       (std::filesystem::temp_directory_path() / "tagflow-serve-XXXXXX.h5").string();
   const int fd = ::mkstemps(pattern.data(), 3);
@@ -600,10 +633,7 @@ Response Server::Impl::resultsFile(const Request& request) {
     info.interrupted = status_.state == "stopped";
   }
   writeResultsHdf5(pattern, results, profile, info);
-  Response response =
-      textResponse(request, http::status::ok, readWholeFile(pattern), "application/x-hdf5");
-  response.set(http::field::content_disposition, "attachment; filename=\"results.h5\"");
-  return response;
+  return readWholeFile(pattern);
 }
 
 std::string Server::Impl::snapshotText() {

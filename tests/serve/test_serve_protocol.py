@@ -7,6 +7,7 @@ Run by ctest with TAGFLOW_CLI set to the `tagflow` binary.
 """
 
 import base64
+import http.client
 import json
 import os
 import pathlib
@@ -185,6 +186,38 @@ def test_endpoints_answer_as_documented(served):
     assert status == 404
     status, body = served.get("/api/graph", data=b"{}")
     assert status == 405
+
+
+def test_head_answers_with_the_headers_only_and_keeps_the_connection(served):
+    connection = http.client.HTTPConnection(served.host, served.port, timeout=10)
+    try:
+        for path, made_per_request in [("/", False), ("/api/graph", False),
+                                       ("/api/snapshot", True), ("/api/results.h5", True)]:
+            connection.request("HEAD", path)
+            head = connection.getresponse()
+            assert head.status == 200 and head.read() == b"", path
+            # The next answer on the same connection starts right after those headers.
+            connection.request("GET", path)
+            got = connection.getresponse()
+            body = got.read()
+            assert got.status == 200, path
+            assert head.getheader("Content-Type") == got.getheader("Content-Type"), path
+            if made_per_request:
+                # Not made for a HEAD, so its length is not known.
+                assert head.getheader("Content-Length") is None, path
+            else:
+                assert int(head.getheader("Content-Length")) == len(body) > 0, path
+        assert head.getheader("Content-Disposition") == got.getheader("Content-Disposition")
+        # A HEAD makes no snapshot: the numbers of two made around one go on by one.
+        sequences = []
+        for method in ["GET", "HEAD", "GET"]:
+            connection.request(method, "/api/snapshot")
+            answer = connection.getresponse().read()
+            if method == "GET":
+                sequences.append(json.loads(answer)["seq"])
+        assert sequences[1] == sequences[0] + 1
+    finally:
+        connection.close()
 
 
 def test_controls_act_on_one_measurement_and_refuse_bad_requests(served):
