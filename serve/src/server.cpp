@@ -467,12 +467,13 @@ void Server::Impl::setFinalProfile(Profile profile) {
 }
 
 void Server::Impl::requestStop() {
-  graph_.requestStop();
+  // Before the graph is asked: whoever sees its run end early must also see why.
   {
     std::lock_guard lock(state_mutex_);
     stop_requested_.store(true);
   }
   stop_cv_.notify_all();
+  graph_.requestStop();
 }
 
 void Server::Impl::waitUntilStopRequested() {

@@ -13,6 +13,7 @@ import os
 import pathlib
 import random
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -22,6 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import h5py
 import pytest
 
 CLI = os.environ.get("TAGFLOW_CLI", "build/tools/tagflow")
@@ -407,12 +409,49 @@ def test_other_addresses_require_the_token(tmp_path):
         server.stop()
 
 
+def interrupted(path):
+    with h5py.File(path, "r") as f:
+        return int(f.attrs["interrupted"])
+
+
 def test_stop_run_writes_the_results_and_exits_cleanly(served):
     wait_for(lambda: served.snapshot()["profile"]["tags"] > 0, what="tags")
     status, answer = served.control(action="stop_run")
     assert status == 200
     assert served.process.wait(timeout=30) == 0
-    assert served.output.exists()
+    # The endless stream was cut short: the file says so, as the page's download does.
+    assert interrupted(served.output) == 1
+
+
+@pytest.mark.parametrize("how, when, exit_code, cut_short", [
+    ("stop_run", "after the end", 0, 0),
+    ("SIGINT", "after the end", 0, 0),
+    ("SIGINT", "during the run", 130, 1),
+    ("SIGTERM", "during the run", 143, 1),
+])
+def test_the_results_file_says_whether_the_stream_was_cut_short(tmp_path, how, when, exit_code,
+                                                                cut_short):
+    during = when == "during the run"
+    config = tmp_path / "stream.toml"
+    # During the run: a minute of stream paced to real time; else a short one at full speed.
+    config.write_text('[source]\nkind = "synthetic"\n' +
+                      ('duration_ps = 60_000_000_000_000\nspeed = 1.0\n' if during else
+                       'duration_ps = 10_000_000_000\n') +
+                      '\n[[source.channel]]\nchannel = 1\nkind = "poisson"\nrate = 1e4\n\n'
+                      '[[measurement]]\nkind = "Countrate"\nname = "rates"\nchannels = [1]\n')
+    server = Served(tmp_path, config=config)
+    try:
+        # Tags have flowed once the run has begun, and with it the handling of signals.
+        wait_for(lambda: (s := server.snapshot())["profile"]["tags"] > 0 and
+                 s["run"]["state"] == ("running" if during else "finished"), what=f"the run {when}")
+        if how == "stop_run":
+            assert server.control(action="stop_run")[0] == 200
+        else:
+            server.process.send_signal(getattr(signal, how))
+        assert server.process.wait(timeout=30) == exit_code, server.process.stderr.read()
+        assert interrupted(server.output) == cut_short
+    finally:
+        server.stop()
 
 
 def test_stop_run_ends_a_run_whose_source_waits_for_data(tmp_path):
@@ -425,6 +464,6 @@ def test_stop_run_ends_a_run_whose_source_waits_for_data(tmp_path):
         status, _ = server.control(action="stop_run")
         assert status == 200
         assert server.process.wait(timeout=30) == 0
-        assert server.output.exists()
+        assert interrupted(server.output) == 1
     finally:
         server.stop()
