@@ -1,7 +1,7 @@
 """tagflow.serve() from Python: the page's snapshot holds what the measurement's own getters
 return once the stream has ended, "Stop run" or Ctrl-C ends serve() with the run's profile, a
-bad option gets the C++ message, and a measurement whose results() raises is reported on the
-page without ending its updates."""
+bad option gets the C++ message, a measurement whose results() raises is reported on the page
+without ending its updates, and a server dropped while it reads a Python measurement goes."""
 
 import base64
 import json
@@ -155,3 +155,38 @@ def test_a_measurement_whose_results_raise_is_reported_and_updates_go_on():
     assert later["run"]["error"] == "" and later["seq"] > first["seq"]
     snapshots.close()
     server.stop()
+
+
+def test_a_server_dropped_while_it_reads_a_python_measurement_goes():
+    # In a process of its own: before, this hung for good (the server's thread waited for the
+    # GIL that the thread dropping the server held while it waited for that thread).
+    script = textwrap.dedent("""
+        import threading, time, urllib.request
+        import numpy as np
+        import tagflow as tf
+        reading = threading.Event()
+        class Slow(tf.CustomMeasurement):
+            def process(self, tags):
+                pass
+            def results(self):
+                reading.set()
+                time.sleep(1)  # the GIL is free meanwhile, as in any numpy or I/O work
+                return {"x": np.zeros(3)}
+        graph = tf.Graph(tf.SyntheticSource(duration_ps=1_000_000_000))
+        Slow(graph)
+        graph.run()
+        server = tf.Server(graph, port=0)
+        url = server.url
+        def get():
+            try:
+                urllib.request.urlopen(url + "api/snapshot", timeout=30).read()
+            except OSError:
+                pass  # the server went first
+        threading.Thread(target=get, daemon=True).start()
+        assert reading.wait(30)
+        del server
+        print("dropped", flush=True)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0 and done.stdout.split() == ["dropped"], done.stderr
