@@ -53,10 +53,15 @@ int serveCommand(const ServeCommandOptions& options) {
     server.waitUntilStopRequested();
     throw;
   }
+  // Stopped from the page or by a signal before the stream ended: the results cover part of
+  // it, as the page's download says too.
+  const bool stopped_early = server.stopRequested();
+  // 128 + the signal only for a signal that stopped the run: one after the stream ended just
+  // ends the showing of the final results, as "Stop run" does.
+  const int signal_exit = stopped_early ? interrupts.exitCode() : 0;
   server.setFinalProfile(profile);
-  server.setRunState(server.stopRequested() ? RunState::Stopped : RunState::Finished,
-                     guarded.damage());
-  if (!server.stopRequested() && !options.quiet) {
+  server.setRunState(stopped_early ? RunState::Stopped : RunState::Finished, guarded.damage());
+  if (!stopped_early && !options.quiet) {
     std::cout << "the stream ended; the page shows the final results until Ctrl-C or \"Stop "
                  "run\""
               << std::endl;
@@ -64,7 +69,7 @@ int serveCommand(const ServeCommandOptions& options) {
   server.waitUntilStopRequested();
 
   RunInfo info{source->describe(), config.text, sourceStatistics(*source)};
-  info.interrupted = interrupts.interrupted();
+  info.interrupted = stopped_early;
   info.damaged_tail = guarded.damage();
   writeResultsHdf5(config.output, nodes.results(), profile, info);
   if (!options.quiet) {
@@ -73,7 +78,7 @@ int serveCommand(const ServeCommandOptions& options) {
     std::cout << "\nresults written to " << config.output << "\n";
   }
   const int damaged = guarded.report(config.output);
-  return interrupts.interrupted() ? interrupts.exitCode() : damaged;
+  return signal_exit != 0 ? signal_exit : damaged;
 }
 
 }  // namespace tagflow::cli

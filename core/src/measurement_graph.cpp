@@ -299,6 +299,30 @@ std::vector<Measurement*> MeasurementGraph::measurements() const {
   return measurements_;
 }
 
+void MeasurementGraph::withMeasurements(
+    const std::function<void(const std::vector<Measurement*>&)>& use) const {
+  std::vector<Measurement*> measurements;
+  std::uint64_t began = 0;
+  {
+    std::lock_guard lock(mutex_);
+    measurements = measurements_;
+    began = removals_;
+    ++users_[began];
+  }
+  struct Done {
+    const MeasurementGraph& graph;
+    std::uint64_t began;
+    ~Done() {
+      {
+        std::lock_guard lock(graph.mutex_);
+        if (--graph.users_[began] == 0) graph.users_.erase(began);
+      }
+      graph.users_done_.notify_all();
+    }
+  } done{*this, began};
+  use(measurements);
+}
+
 Measurement& MeasurementGraph::add(Measurement& measurement) {
   std::lock_guard lock(mutex_);
   for (const Measurement* existing : measurements_) {
@@ -361,6 +385,7 @@ void MeasurementGraph::remove(Measurement& measurement) {
     throw InvalidArgument("measurement '" + measurement.name() + "' is not in the graph");
   }
   measurements_.erase(position);
+  const std::uint64_t removal = ++removals_;  // withMeasurements() from now on does not see it
   if (const std::shared_ptr<Run> run = run_) {
     const std::vector<Measurement*> nodes = measurement.graphNodes();
     std::vector<Consumer*> consumers;
@@ -398,6 +423,9 @@ void MeasurementGraph::remove(Measurement& measurement) {
     for (Measurement* node : nodes) node->streamEnded();
     lock.lock();
   }
+  // The caller may destroy the measurement once this returns (and an owned one is destroyed
+  // here): whoever began using it before it left the list must be done with it first.
+  users_done_.wait(lock, [&] { return users_.empty() || users_.begin()->first >= removal; });
   const auto owned = std::find_if(owned_.begin(), owned_.end(),
                                   [&](const auto& m) { return m.get() == &measurement; });
   if (owned != owned_.end()) owned_.erase(owned);

@@ -8,9 +8,22 @@
 
 namespace tagflow::python {
 
+namespace {
+
+// Destroying a Server joins its thread, which may be waiting for the GIL to read a
+// CustomMeasurement's results(): the GIL is released meanwhile.
+struct DeleteWithoutGil {
+  void operator()(Server* server) const {
+    py::gil_scoped_release release;
+    delete server;
+  }
+};
+
+}  // namespace
+
 void bindServe(py::module_& module) {
-  py::class_<Server>(module, "Server",
-                     "serves the live view of a graph while it lives (docs/serve.md)")
+  py::class_<Server, std::unique_ptr<Server, DeleteWithoutGil>>(
+      module, "Server", "serves the live view of a graph while it lives (docs/serve.md)")
       .def(py::init([](PythonGraph& graph, const std::string& address, int port, double update_hz,
                        const std::string& token, const std::string& web_root) {
              ServeOptions options;
@@ -20,7 +33,7 @@ void bindServe(py::module_& module) {
              options.token = token;
              options.web_root = web_root;
              options.source = &graph.source();
-             return std::make_unique<Server>(graph.graph(), options);
+             return std::unique_ptr<Server, DeleteWithoutGil>(new Server(graph.graph(), options));
            }),
            py::arg("graph"), py::arg("address") = "127.0.0.1", py::arg("port") = 8080,
            py::arg("update_hz") = 10.0, py::arg("token") = "", py::arg("web_root") = "",
@@ -30,7 +43,8 @@ void bindServe(py::module_& module) {
       .def_property_readonly("token", &Server::token)
       .def_property_readonly("stop_requested", &Server::stopRequested,
                              "the page's \"Stop run\" was pressed (or stop() called)")
-      .def("stop", &Server::requestStop, "stop the graph's run and end serve()")
+      .def("stop", &Server::requestStop, py::call_guard<py::gil_scoped_release>(),
+           "stop the graph's run and end serve()")
       .def(
           "_run_ended",
           [](Server& server, PythonGraph& graph, bool failed, const std::string& error) {

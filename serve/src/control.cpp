@@ -17,10 +17,10 @@ ControlOutcome refuse(std::string error) {
   return {false, std::move(error)};
 }
 
-Measurement* findMeasurement(const MeasurementGraph& graph, const std::string& name,
+Measurement* findMeasurement(const std::vector<Measurement*>& measurements, const std::string& name,
                              std::string& error) {
   std::vector<std::string> valid;
-  for (Measurement* measurement : graph.measurements()) {
+  for (Measurement* measurement : measurements) {
     if (measurement->name() == name) return measurement;
     valid.push_back(measurement->name());
   }
@@ -28,33 +28,12 @@ Measurement* findMeasurement(const MeasurementGraph& graph, const std::string& n
   return nullptr;
 }
 
-}  // namespace
-
-ControlOutcome applyControl(MeasurementGraph& graph, const std::string& body,
-                            const std::function<void()>& stop_run) {
-  const nlohmann::json request = nlohmann::json::parse(body, nullptr, false);
-  if (request.is_discarded() || !request.is_object()) {
-    return refuse("the body is not a JSON object");
-  }
-  const auto action_it = request.find("action");
-  if (action_it == request.end() || !action_it->is_string()) {
-    return refuse("\"action\" is missing (valid: start, stop, clear, start_for, stop_run)");
-  }
-  const std::string action = action_it->get<std::string>();
-  if (action == "stop_run") {
-    stop_run();
-    return {true, {}};
-  }
-  if (action != "start" && action != "stop" && action != "clear" && action != "start_for") {
-    return refuse(fmt::format(
-        "unknown action '{}' (valid: start, stop, clear, start_for, stop_run)", action));
-  }
-  const auto name_it = request.find("measurement");
-  if (name_it == request.end() || !name_it->is_string()) {
-    return refuse("\"measurement\" is missing: the name of a measurement of the graph");
-  }
+// `measurements` stay alive while this runs (MeasurementGraph::withMeasurements).
+ControlOutcome applyToMeasurement(const std::vector<Measurement*>& measurements,
+                                  const std::string& name, const std::string& action,
+                                  const nlohmann::json& request) {
   std::string error;
-  Measurement* measurement = findMeasurement(graph, name_it->get<std::string>(), error);
+  Measurement* measurement = findMeasurement(measurements, name, error);
   if (measurement == nullptr) return refuse(error);
   if (action == "start") {
     measurement->start();
@@ -82,6 +61,38 @@ ControlOutcome applyControl(MeasurementGraph& graph, const std::string& body,
     }
   }
   return {true, {}};
+}
+
+}  // namespace
+
+ControlOutcome applyControl(MeasurementGraph& graph, const std::string& body,
+                            const std::function<void()>& stop_run) {
+  const nlohmann::json request = nlohmann::json::parse(body, nullptr, false);
+  if (request.is_discarded() || !request.is_object()) {
+    return refuse("the body is not a JSON object");
+  }
+  const auto action_it = request.find("action");
+  if (action_it == request.end() || !action_it->is_string()) {
+    return refuse("\"action\" is missing (valid: start, stop, clear, start_for, stop_run)");
+  }
+  const std::string action = action_it->get<std::string>();
+  if (action == "stop_run") {
+    stop_run();
+    return {true, {}};
+  }
+  if (action != "start" && action != "stop" && action != "clear" && action != "start_for") {
+    return refuse(fmt::format(
+        "unknown action '{}' (valid: start, stop, clear, start_for, stop_run)", action));
+  }
+  const auto name_it = request.find("measurement");
+  if (name_it == request.end() || !name_it->is_string()) {
+    return refuse("\"measurement\" is missing: the name of a measurement of the graph");
+  }
+  ControlOutcome outcome;
+  graph.withMeasurements([&](const std::vector<Measurement*>& measurements) {
+    outcome = applyToMeasurement(measurements, name_it->get<std::string>(), action, request);
+  });
+  return outcome;
 }
 
 }  // namespace tagflow::serve_detail

@@ -1,6 +1,7 @@
 #include "tagflow/serve/server.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -71,6 +72,35 @@ bool isLoopback(const net::ip::address& address) {
   return address.is_loopback();
 }
 
+// As host names and media types compare.
+bool equalsIgnoringCase(std::string_view a, std::string_view b) {
+  return beast::iequals(beast::string_view(a.data(), a.size()),
+                        beast::string_view(b.data(), b.size()));
+}
+
+// The name in a Host header: "127.0.0.1:8080" -> "127.0.0.1", "[::1]:8080" -> "::1".
+std::string_view hostName(std::string_view host) {
+  if (host.starts_with('[')) return host.substr(1, host.find(']') - 1);
+  return host.substr(0, host.find(':'));
+}
+
+bool isLoopbackName(std::string_view name) {
+  if (equalsIgnoringCase(name, "localhost")) return true;
+  boost::system::error_code error;
+  const net::ip::address address = net::ip::make_address(name, error);
+  return !error && isLoopback(address);
+}
+
+// Content-Type application/json, with parameters or without.
+bool isJson(const Request& request) {
+  const auto field = request.find(http::field::content_type);
+  if (field == request.end()) return false;
+  std::string_view type = view(field->value());
+  type = type.substr(0, type.find(';'));
+  while (type.ends_with(' ') || type.ends_with('\t')) type.remove_suffix(1);
+  return equalsIgnoringCase(type, "application/json");
+}
+
 // The value of `key` in a query string "a=1&token=x", %-decoded.
 std::optional<std::string> queryValue(std::string_view query, std::string_view key) {
   while (!query.empty()) {
@@ -103,6 +133,14 @@ Response textResponse(const Request& request, http::status status, std::string b
   response.keep_alive(request.keep_alive());
   response.body() = std::move(body);
   response.prepare_payload();
+  return response;
+}
+
+// For HEAD of an answer that is made anew for each request: its length is known only once it
+// is made, which a HEAD need not pay for (RFC 9110 lets it go without Content-Length).
+Response unmadeResponse(const Request& request, std::string content_type) {
+  Response response = textResponse(request, http::status::ok, {}, std::move(content_type));
+  response.erase(http::field::content_length);
   return response;
 }
 
@@ -140,7 +178,8 @@ class Server::Impl {
   // Called on the server's thread by the sessions.
   bool admitConnection() { return connections_.load() < kMaxConnections; }
   std::atomic<std::size_t>& connections() { return connections_; }
-  bool authorized(const Request& request) const;
+  // Why a data or control request (/api, /ws) is refused; nullopt when it is not.
+  std::optional<std::string> refusal(const Request& request) const;
   Response handle(const Request& request);
   class HttpSession;
   class WebSocketSession;
@@ -150,8 +189,11 @@ class Server::Impl {
   void accept();
   void scheduleTick();
   void broadcastSnapshot();
+  bool hasToken(const Request& request) const;
   std::string snapshotText();
+  Response respond(const Request& request);
   Response resultsFile(const Request& request);
+  std::string resultsFileBytes();
   Response control(const Request& request);
 
   MeasurementGraph& graph_;
@@ -292,7 +334,7 @@ class Server::Impl::HttpSession : public std::enable_shared_from_this<HttpSessio
       upgrade(std::move(request));
       return;
     }
-    write(server_.handle(request));
+    write(server_.handle(request), request.method() == http::verb::head);
   }
 
   void upgrade(Request request) {
@@ -301,8 +343,8 @@ class Server::Impl::HttpSession : public std::enable_shared_from_this<HttpSessio
       write(errorResponse(request, http::status::not_found, "WebSocket only at /ws"));
       return;
     }
-    if (!server_.authorized(request)) {
-      write(errorResponse(request, http::status::forbidden, "this server requires its token"));
+    if (const auto why = server_.refusal(request)) {
+      write(errorResponse(request, http::status::forbidden, *why));
       return;
     }
     stream_.expires_never();
@@ -310,16 +352,19 @@ class Server::Impl::HttpSession : public std::enable_shared_from_this<HttpSessio
         ->run();
   }
 
-  void write(Response response) {
+  // A HEAD answer ends with its headers, also when they give no Content-Length (which would
+  // otherwise mean that the body runs to the end of the connection).
+  void write(Response response, bool head = false) {
     auto shared = std::make_shared<Response>(std::move(response));
-    http::async_write(stream_, *shared,
-                      [self = shared_from_this(), shared](beast::error_code error, std::size_t) {
-                        if (error || shared->need_eof()) {
-                          self->close();
-                        } else {
-                          self->read();
-                        }
-                      });
+    http::async_write(
+        stream_, *shared,
+        [self = shared_from_this(), shared, head](beast::error_code error, std::size_t) {
+          if (error || (head ? !shared->keep_alive() : shared->need_eof())) {
+            self->close();
+          } else {
+            self->read();
+          }
+        });
   }
 
   void close() {
@@ -422,12 +467,13 @@ void Server::Impl::setFinalProfile(Profile profile) {
 }
 
 void Server::Impl::requestStop() {
-  graph_.requestStop();
+  // Before the graph is asked: whoever sees its run end early must also see why.
   {
     std::lock_guard lock(state_mutex_);
     stop_requested_.store(true);
   }
   stop_cv_.notify_all();
+  graph_.requestStop();
 }
 
 void Server::Impl::waitUntilStopRequested() {
@@ -451,8 +497,29 @@ void Server::Impl::accept() {
                          });
 }
 
-bool Server::Impl::authorized(const Request& request) const {
-  if (token_.empty()) return true;
+// Any page a browser shows may send requests here, and the browser says which site's page
+// sends one (Origin): only this server's own page may read data or act. Without a token, a name
+// of another site that resolves to this address (DNS rebinding) would make that site's page
+// this server's own: only loopback names are served then.
+std::optional<std::string> Server::Impl::refusal(const Request& request) const {
+  const auto host_field = request.find(http::field::host);
+  const std::string_view host = host_field == request.end() ? "" : view(host_field->value());
+  if (const auto origin = request.find(http::field::origin); origin != request.end()) {
+    if (host.empty() || !equalsIgnoringCase(view(origin->value()), "http://" + std::string(host))) {
+      return fmt::format("requests from the page of another site ({}) are refused",
+                         view(origin->value()));
+    }
+  }
+  if (token_.empty()) {
+    if (host.empty() || isLoopbackName(hostName(host))) return std::nullopt;
+    return fmt::format("host '{}' is not served here (valid: localhost or a loopback address)",
+                       host);
+  }
+  if (hasToken(request)) return std::nullopt;
+  return "this server requires its token: add ?token=... as printed at start";
+}
+
+bool Server::Impl::hasToken(const Request& request) const {
   const std::string_view target = view(request.target());
   const std::size_t question = target.find('?');
   if (question != std::string_view::npos) {
@@ -468,18 +535,33 @@ bool Server::Impl::authorized(const Request& request) const {
 }
 
 Response Server::Impl::handle(const Request& request) {
+  Response response = respond(request);
+  // The headers a GET would get, its Content-Length included; a keep-alive client reads no
+  // body after them.
+  if (request.method() == http::verb::head) response.body().clear();
+  return response;
+}
+
+Response Server::Impl::respond(const Request& request) {
   const std::string_view target = view(request.target());
   const std::string_view path = target.substr(0, target.find('?'));
   const bool is_api = path.substr(0, 5) == "/api/" || path == "/ws";
   try {
-    if (is_api && !authorized(request)) {
-      return errorResponse(request, http::status::forbidden,
-                           "this server requires its token: add ?token=... as printed at start");
+    if (is_api) {
+      if (const auto why = refusal(request)) {
+        return errorResponse(request, http::status::forbidden, *why);
+      }
     }
     const auto method = request.method();
     if (path == "/api/control") {
       if (method != http::verb::post) {
         return errorResponse(request, http::status::method_not_allowed, "use POST");
+      }
+      // Besides the Origin check: a page of another site may POST text/plain without asking
+      // first (no CORS preflight), but not JSON.
+      if (!isJson(request)) {
+        return errorResponse(request, http::status::unsupported_media_type,
+                             "Content-Type must be application/json");
       }
       return control(request);
     }
@@ -492,6 +574,8 @@ Response Server::Impl::handle(const Request& request) {
                           serve_detail::graphJson(graph_, source_, options_.update_hz));
     }
     if (path == "/api/snapshot") {
+      // Each GET makes (and numbers) a snapshot; a HEAD makes none.
+      if (method == http::verb::head) return unmadeResponse(request, "application/json");
       return textResponse(request, http::status::ok, snapshotText(), "application/json");
     }
     if (path == "/api/results.h5") return resultsFile(request);
@@ -512,6 +596,16 @@ Response Server::Impl::control(const Request& request) {
 }
 
 Response Server::Impl::resultsFile(const Request& request) {
+  // Writing the file is the cost of this answer: a HEAD gets the headers without it.
+  Response response =
+      request.method() == http::verb::head
+          ? unmadeResponse(request, "application/x-hdf5")
+          : textResponse(request, http::status::ok, resultsFileBytes(), "application/x-hdf5");
+  response.set(http::field::content_disposition, "attachment; filename=\"results.h5\"");
+  return response;
+}
+
+std::string Server::Impl::resultsFileBytes() {
   std::string pattern =
       (std::filesystem::temp_directory_path() / "tagflow-serve-XXXXXX.h5").string();
   const int fd = ::mkstemps(pattern.data(), 3);
@@ -526,9 +620,11 @@ Response Server::Impl::resultsFile(const Request& request) {
   } remove_after{pattern};
 
   std::vector<ResultSet> results;
-  for (const Measurement* measurement : graph_.measurements()) {
-    results.push_back(measurement->getResults());
-  }
+  graph_.withMeasurements([&](const std::vector<Measurement*>& measurements) {
+    for (const Measurement* measurement : measurements) {
+      results.push_back(measurement->getResults());
+    }
+  });
   RunInfo info{source_.describe(), options_.config_text, sourceStatistics(source_)};
   Profile profile;
   {
@@ -538,13 +634,12 @@ Response Server::Impl::resultsFile(const Request& request) {
     info.interrupted = status_.state == "stopped";
   }
   writeResultsHdf5(pattern, results, profile, info);
-  Response response =
-      textResponse(request, http::status::ok, readWholeFile(pattern), "application/x-hdf5");
-  response.set(http::field::content_disposition, "attachment; filename=\"results.h5\"");
-  return response;
+  return readWholeFile(pattern);
 }
 
 std::string Server::Impl::snapshotText() {
+  std::vector<std::string> unreadable;
+  nlohmann::json measurements = serve_detail::measurementsJson(graph_, unreadable);
   serve_detail::RunStatus status;
   Profile profile;
   {
@@ -552,9 +647,14 @@ std::string Server::Impl::snapshotText() {
     status = status_;
     if (final_profile_) profile = *final_profile_;
   }
+  // run.error is where the page shows trouble: a measurement that cannot be read is named
+  // there, while the page keeps what it last got of it; the next snapshot tries again.
+  if (!status.error.empty()) unreadable.insert(unreadable.begin(), status.error);
+  status.error = fmt::format("{}", fmt::join(unreadable, "; "));
   if (profile.nodes.empty()) profile = graph_.liveProfile();
   const double elapsed_s = std::chrono::duration<double>(Clock::now() - started_).count();
-  return serve_detail::snapshotJson(snapshots_sent_++, elapsed_s, status, profile, graph_, source_)
+  return serve_detail::snapshotJson(snapshots_sent_++, elapsed_s, status, profile, source_,
+                                    std::move(measurements))
       .dump();
 }
 
@@ -568,7 +668,13 @@ void Server::Impl::scheduleTick() {
       std::chrono::duration<double>(1.0 / options_.update_hz)));
   ticker_.async_wait([this](beast::error_code error) {
     if (error) return;
-    broadcastSnapshot();
+    try {
+      broadcastSnapshot();
+    } catch (const std::exception& e) {
+      // One snapshot that fails must not end the page's updates for good.
+      std::fprintf(stderr, "tagflow serve: %s\n", e.what());
+    }
+    // After the snapshot: a slow one lowers the rate rather than keeping the thread busy.
     scheduleTick();
   });
 }

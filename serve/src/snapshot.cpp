@@ -94,32 +94,45 @@ nlohmann::json resultsJson(const ResultSet& results) {
 
 nlohmann::json graphJson(const MeasurementGraph& graph, const Source& source, double update_hz) {
   nlohmann::json measurements = nlohmann::json::array();
-  for (const Measurement* measurement : graph.measurements()) {
-    const ResultSet results = measurement->getResults();
-    nlohmann::json units = nlohmann::json::object();
-    for (const auto& [key, unit] : results.parameter_units) units[key] = unit;
-    measurements.push_back({{"name", measurement->name()},
-                            {"kind", measurement->kind()},
-                            {"parameters", parametersJson(measurement->parameters())},
-                            {"parameter_units", std::move(units)}});
-  }
+  graph.withMeasurements([&](const std::vector<Measurement*>& list) {
+    for (const Measurement* measurement : list) {
+      const ResultSet results = measurement->getResults();
+      nlohmann::json units = nlohmann::json::object();
+      for (const auto& [key, unit] : results.parameter_units) units[key] = unit;
+      measurements.push_back({{"name", measurement->name()},
+                              {"kind", measurement->kind()},
+                              {"parameters", parametersJson(measurement->parameters())},
+                              {"parameter_units", std::move(units)}});
+    }
+  });
   return {{"version", TAGFLOW_VERSION_STRING},
           {"source", source.describe()},
           {"update_hz", update_hz},
           {"measurements", std::move(measurements)}};
 }
 
-nlohmann::json snapshotJson(std::uint64_t sequence, double elapsed_s, const RunStatus& status,
-                            const Profile& profile, const MeasurementGraph& graph,
-                            const Source& source) {
+nlohmann::json measurementsJson(const MeasurementGraph& graph,
+                                std::vector<std::string>& unreadable) {
   nlohmann::json measurements = nlohmann::json::array();
-  for (const Measurement* measurement : graph.measurements()) {
-    nlohmann::json entry = resultsJson(measurement->getResults());
-    entry["running"] = measurement->isRunning();
-    entry["capture_duration_ps"] = measurement->getCaptureDuration();
-    entry["overflow_count"] = measurement->getOverflowCount();
-    measurements.push_back(std::move(entry));
-  }
+  graph.withMeasurements([&](const std::vector<Measurement*>& list) {
+    for (const Measurement* measurement : list) {
+      try {
+        nlohmann::json entry = resultsJson(measurement->getResults());
+        entry["running"] = measurement->isRunning();
+        entry["capture_duration_ps"] = measurement->getCaptureDuration();
+        entry["overflow_count"] = measurement->getOverflowCount();
+        measurements.push_back(std::move(entry));
+      } catch (const std::exception& e) {
+        unreadable.push_back("measurement '" + measurement->name() + "': " + e.what());
+      }
+    }
+  });
+  return measurements;
+}
+
+nlohmann::json snapshotJson(std::uint64_t sequence, double elapsed_s, const RunStatus& status,
+                            const Profile& profile, const Source& source,
+                            nlohmann::json measurements) {
   return {{"type", "snapshot"},
           {"seq", sequence},
           {"elapsed_s", elapsed_s},

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/core/parameters.hpp"
@@ -25,9 +26,15 @@ nlohmann::json resultsJson(const ResultSet& results);
 
 nlohmann::json graphJson(const MeasurementGraph& graph, const Source& source, double update_hz);
 
+// Each measurement's entry of a snapshot: its results, running, capture duration and overflow
+// count. One whose results cannot be read (a Python measurement's results() raised) is left
+// out, and `unreadable` gets its name and the reason.
+nlohmann::json measurementsJson(const MeasurementGraph& graph,
+                                std::vector<std::string>& unreadable);
+
 // `profile` is the live one while the run goes on, the run's own once it has ended.
 nlohmann::json snapshotJson(std::uint64_t sequence, double elapsed_s, const RunStatus& status,
-                            const Profile& profile, const MeasurementGraph& graph,
-                            const Source& source);
+                            const Profile& profile, const Source& source,
+                            nlohmann::json measurements);
 
 }  // namespace tagflow::serve_detail

@@ -1,9 +1,14 @@
 """tagflow.serve() from Python: the page's snapshot holds what the measurement's own getters
-return once the stream has ended, "Stop run" or Ctrl-C ends serve() with the run's profile, and
-a bad option gets the C++ message."""
+return once the stream has ended, "Stop run" or Ctrl-C ends serve() with the run's profile, a
+bad option gets the C++ message, a measurement whose results() raises is reported on the page
+without ending its updates, and a server dropped while it reads a Python measurement goes."""
 
+import base64
 import json
+import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import textwrap
@@ -16,9 +21,34 @@ import tagflow as tf
 
 
 def get_json(url, data=None):
-    request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
+    request = urllib.request.Request(url, data=data, method="POST" if data else "GET",
+                                     headers={"Content-Type": "application/json"} if data else {})
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
+
+
+def websocket_snapshots(port, timeout_s=10):
+    """Connects to the page's WebSocket and yields each snapshot it sends as a dict."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout_s) as sock:
+        sock.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                      "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                      f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        stream = sock.makefile("rb")
+        status = stream.readline()
+        assert status.startswith(b"HTTP/1.1 101"), status
+        while stream.readline() not in (b"\r\n", b""):
+            pass
+        while True:
+            first, second = stream.read(2)
+            length = second & 0x7F
+            if length == 126:
+                length = struct.unpack(">H", stream.read(2))[0]
+            elif length == 127:
+                length = struct.unpack(">Q", stream.read(8))[0]
+            payload = stream.read(length)
+            assert first == 0x81, "a snapshot comes as one text frame"
+            yield json.loads(payload)
 
 
 def finished_snapshot(url):
@@ -95,3 +125,68 @@ def test_serve_refuses_bad_options_with_the_cpp_message():
         tf.Server(graph, port=0, update_hz=100)
     with pytest.raises(ValueError, match="address 'nowhere' is invalid"):
         tf.Server(graph, address="nowhere", port=0)
+
+
+def test_a_measurement_whose_results_raise_is_reported_and_updates_go_on():
+    failing = threading.Event()
+    failing.set()
+
+    class Flaky(tf.CustomMeasurement):
+        def process(self, tags):
+            pass
+
+        def results(self):
+            if failing.is_set():
+                raise RuntimeError("not ready yet")
+            return {"x": np.zeros(3)}
+
+    graph = tf.Graph(tf.SyntheticSource(duration_ps=1_000_000_000))
+    flaky = Flaky(graph)
+    rates = tf.Countrate(graph, channels=[1])
+    graph.run()
+    server = tf.Server(graph, port=0, update_hz=20)
+    snapshots = websocket_snapshots(server.port)
+    first = next(snapshots)
+    assert [m["name"] for m in first["measurements"]] == [rates.name]
+    assert f"measurement '{flaky.name}': RuntimeError: not ready yet" in first["run"]["error"]
+    failing.clear()
+    # Later snapshots come, and hold the measurement again once it can be read.
+    later = next(s for s in snapshots if len(s["measurements"]) == 2)
+    assert later["run"]["error"] == "" and later["seq"] > first["seq"]
+    snapshots.close()
+    server.stop()
+
+
+def test_a_server_dropped_while_it_reads_a_python_measurement_goes():
+    # In a process of its own: before, this hung for good (the server's thread waited for the
+    # GIL that the thread dropping the server held while it waited for that thread).
+    script = textwrap.dedent("""
+        import threading, time, urllib.request
+        import numpy as np
+        import tagflow as tf
+        reading = threading.Event()
+        class Slow(tf.CustomMeasurement):
+            def process(self, tags):
+                pass
+            def results(self):
+                reading.set()
+                time.sleep(1)  # the GIL is free meanwhile, as in any numpy or I/O work
+                return {"x": np.zeros(3)}
+        graph = tf.Graph(tf.SyntheticSource(duration_ps=1_000_000_000))
+        Slow(graph)
+        graph.run()
+        server = tf.Server(graph, port=0)
+        url = server.url
+        def get():
+            try:
+                urllib.request.urlopen(url + "api/snapshot", timeout=30).read()
+            except OSError:
+                pass  # the server went first
+        threading.Thread(target=get, daemon=True).start()
+        assert reading.wait(30)
+        del server
+        print("dropped", flush=True)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0 and done.stdout.split() == ["dropped"], done.stderr

@@ -1,7 +1,7 @@
 // serve() and Server from C++: the page's snapshot of a finished run equals the measurement's
 // own getters; "Stop run" ends serve() with the run's profile; a failing run is shown with
 // its error and rethrown once stopped; bad options and a taken port are refused naming the
-// value.
+// value; a measurement removed while a snapshot reads it is not destroyed under it.
 #include <catch2/catch.hpp>
 
 #include <boost/asio/connect.hpp>
@@ -9,7 +9,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -34,6 +36,7 @@ std::pair<int, std::string> request(int port, http::verb verb, const std::string
   socket.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
   http::request<http::string_body> out{verb, target, 11};
   out.set(http::field::host, "127.0.0.1");
+  if (verb == http::verb::post) out.set(http::field::content_type, "application/json");
   out.body() = body;
   out.prepare_payload();
   http::write(socket, out);
@@ -78,6 +81,51 @@ class FailingMeasurement : public Measurement {
   }
   void clearData() override {}
   void collectResults(ResultSet&) const override {}
+};
+
+// The order of a snapshot against a removal: the snapshot reads the gate, which waits (at most
+// 1 s) for the removal of the watched measurement; the watched one notes a read made after its
+// removal had returned, when its owner could already have destroyed it.
+struct RemovalRace {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool gate_entered = false;
+  bool removed = false;
+  bool read_after_removal = false;
+};
+
+class Gate : public Measurement {
+ public:
+  explicit Gate(RemovalRace& race) : Measurement("Gate", "gate", {}), race_(race) {}
+
+ protected:
+  void processTimeTags(std::span<const Tag>) override {}
+  void clearData() override {}
+  void collectResults(ResultSet&) const override {
+    std::unique_lock lock(race_.mutex);
+    race_.gate_entered = true;
+    race_.changed.notify_all();
+    race_.changed.wait_for(lock, 1s, [this] { return race_.removed; });
+  }
+
+ private:
+  RemovalRace& race_;
+};
+
+class Watched : public Measurement {
+ public:
+  explicit Watched(RemovalRace& race) : Measurement("Watched", "watched", {}), race_(race) {}
+
+ protected:
+  void processTimeTags(std::span<const Tag>) override {}
+  void clearData() override {}
+  void collectResults(ResultSet&) const override {
+    std::lock_guard lock(race_.mutex);
+    if (race_.removed) race_.read_after_removal = true;
+  }
+
+ private:
+  RemovalRace& race_;
 };
 
 }  // namespace
@@ -167,4 +215,34 @@ TEST_CASE("A server refuses bad options and a taken port, naming them", "[serve]
   const Server public_server(graph, open);
   CHECK(public_server.token().size() == 32);
   CHECK_THAT(public_server.url(), Contains("?token=" + public_server.token()));
+}
+
+TEST_CASE("Removing a measurement waits for the snapshot that reads it", "[graph][serve]") {
+  SyntheticSource source(shortStream());
+  MeasurementGraph graph(source);
+  RemovalRace race;
+  graph.emplace<Gate>(race);
+  Watched watched(race);
+  graph.add(watched);
+  ServeOptions options;
+  options.port = 0;
+  const Server server(graph, options);
+  auto reading = std::async(
+      std::launch::async, [&] { return request(server.port(), http::verb::get, "/api/snapshot"); });
+  {
+    std::unique_lock lock(race.mutex);
+    race.changed.wait(lock, [&] { return race.gate_entered; });
+  }
+  std::thread remover([&] {
+    graph.remove(watched);
+    std::lock_guard lock(race.mutex);
+    race.removed = true;
+    race.changed.notify_all();
+  });
+  const auto [status, body] = reading.get();
+  remover.join();
+  CHECK_FALSE(race.read_after_removal);
+  REQUIRE(status == 200);
+  CHECK(nlohmann::json::parse(body)["measurements"].size() == 2);
+  CHECK(snapshot(server.port())["measurements"].size() == 1);
 }

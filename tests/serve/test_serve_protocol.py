@@ -1,16 +1,19 @@
 """`tagflow serve` over plain sockets: the endpoints of docs/serve.md, the token off loopback,
-static files that cannot leave their folder, and a bounded stream of garbage (malformed HTTP,
-broken WebSocket frames) that must neither crash nor stall the run.
+requests of other sites' pages refused, static files that cannot leave their folder, and a
+bounded stream of garbage (malformed HTTP, broken WebSocket frames) that must neither crash nor
+stall the run.
 
 Run by ctest with TAGFLOW_CLI set to the `tagflow` binary.
 """
 
 import base64
+import http.client
 import json
 import os
 import pathlib
 import random
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -20,6 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import h5py
 import pytest
 
 CLI = os.environ.get("TAGFLOW_CLI", "build/tools/tagflow")
@@ -49,7 +53,9 @@ class Served:
         url = self.base + path
         if token:
             url += ("&" if "?" in url else "?") + "token=" + token
-        request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
+        request = urllib.request.Request(url, data=data, method="POST" if data else "GET",
+                                         headers={"Content-Type": "application/json"} if data
+                                         else {})
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
                 return response.status, response.read()
@@ -116,13 +122,15 @@ def raw_exchange(server, payload, read_timeout_s=5):
         return received
 
 
-def websocket_connect(server, token=None):
-    """A WebSocket handshake by hand; returns (socket, status line)."""
+def websocket_connect(server, token=None, origin=None):
+    """A WebSocket handshake by hand, from a page of `origin` if given; returns (socket, status
+    line)."""
     token = server.token if token is None else token
     path = "/ws" + (f"?token={token}" if token else "")
     key = base64.b64encode(os.urandom(16)).decode()
     sock = socket.create_connection((server.host, server.port), timeout=10)
     sock.sendall((f"GET {path} HTTP/1.1\r\nHost: {server.host}:{server.port}\r\n"
+                  + (f"Origin: {origin}\r\n" if origin else "") +
                   "Upgrade: websocket\r\nConnection: Upgrade\r\n"
                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
     head = b""
@@ -182,6 +190,38 @@ def test_endpoints_answer_as_documented(served):
     assert status == 405
 
 
+def test_head_answers_with_the_headers_only_and_keeps_the_connection(served):
+    connection = http.client.HTTPConnection(served.host, served.port, timeout=10)
+    try:
+        for path, made_per_request in [("/", False), ("/api/graph", False),
+                                       ("/api/snapshot", True), ("/api/results.h5", True)]:
+            connection.request("HEAD", path)
+            head = connection.getresponse()
+            assert head.status == 200 and head.read() == b"", path
+            # The next answer on the same connection starts right after those headers.
+            connection.request("GET", path)
+            got = connection.getresponse()
+            body = got.read()
+            assert got.status == 200, path
+            assert head.getheader("Content-Type") == got.getheader("Content-Type"), path
+            if made_per_request:
+                # Not made for a HEAD, so its length is not known.
+                assert head.getheader("Content-Length") is None, path
+            else:
+                assert int(head.getheader("Content-Length")) == len(body) > 0, path
+        assert head.getheader("Content-Disposition") == got.getheader("Content-Disposition")
+        # A HEAD makes no snapshot: the numbers of two made around one go on by one.
+        sequences = []
+        for method in ["GET", "HEAD", "GET"]:
+            connection.request(method, "/api/snapshot")
+            answer = connection.getresponse().read()
+            if method == "GET":
+                sequences.append(json.loads(answer)["seq"])
+        assert sequences[1] == sequences[0] + 1
+    finally:
+        connection.close()
+
+
 def test_controls_act_on_one_measurement_and_refuse_bad_requests(served):
     wait_for(lambda: measurement(served.snapshot(), "counter")["capture_duration_ps"] > 0,
              what="the counter to capture")
@@ -216,6 +256,48 @@ def test_controls_act_on_one_measurement_and_refuse_bad_requests(served):
         assert status == 400 and expected in answer["error"], (request, answer)
     status, body = served.get("/api/control", data=b"{not json")
     assert status == 400 and b"not a JSON object" in body
+
+
+def status_of(server, method, path, headers, body=b""):
+    """The status code of one request made of `headers` (lines) on a fresh connection."""
+    head = [f"{method} {path} HTTP/1.1", *headers, f"Content-Length: {len(body)}",
+            "Connection: close"]
+    answer = raw_exchange(server, ("\r\n".join(head) + "\r\n\r\n").encode() + body)
+    return int(answer.split(b" ", 2)[1])
+
+
+def test_pages_of_other_sites_can_neither_read_nor_act(served):
+    own_host = f"Host: 127.0.0.1:{served.port}"
+    json_body = "Content-Type: application/json"
+    stop = json.dumps({"action": "stop", "measurement": "counter"}).encode()
+    # What any page may send without asking: a form's text/plain body, or a foreign Origin.
+    assert status_of(served, "POST", "/api/control", [own_host, "Content-Type: text/plain"],
+                     stop) == 415
+    assert status_of(served, "POST", "/api/control", [own_host], stop) == 415
+    assert status_of(served, "POST", "/api/control",
+                     [own_host, json_body, "Origin: http://evil.example"], stop) == 403
+    assert status_of(served, "GET", "/api/snapshot",
+                     [own_host, "Origin: http://evil.example"]) == 403
+    assert status_of(served, "GET", "/api/snapshot", [own_host, "Origin: null"]) == 403
+    # DNS rebinding: another site's name that resolves to 127.0.0.1.
+    assert status_of(served, "GET", "/api/snapshot", [f"Host: evil.example:{served.port}"]) == 403
+    assert status_of(served, "GET", "/api/snapshot",
+                     [f"Host: evil.example:{served.port}",
+                      f"Origin: http://evil.example:{served.port}"]) == 403
+    _, status = websocket_connect(served, origin="http://evil.example")
+    assert status.startswith("HTTP/1.1 403")
+    assert measurement(served.snapshot(), "counter")["running"]
+
+    # The page itself, opened as 127.0.0.1 or as localhost.
+    for host in [f"127.0.0.1:{served.port}", f"localhost:{served.port}"]:
+        own = [f"Host: {host}", f"Origin: http://{host}"]
+        assert status_of(served, "GET", "/api/snapshot", own) == 200
+        assert status_of(served, "POST", "/api/control",
+                         [*own, "Content-Type: application/json; charset=utf-8"],
+                         json.dumps({"action": "start", "measurement": "counter"}).encode()) == 200
+    sock, status = websocket_connect(served, origin=f"http://127.0.0.1:{served.port}")
+    assert status == "HTTP/1.1 101 Switching Protocols"
+    sock.close()
 
 
 def test_static_files_cannot_leave_their_folder(tmp_path):
@@ -327,12 +409,49 @@ def test_other_addresses_require_the_token(tmp_path):
         server.stop()
 
 
+def interrupted(path):
+    with h5py.File(path, "r") as f:
+        return int(f.attrs["interrupted"])
+
+
 def test_stop_run_writes_the_results_and_exits_cleanly(served):
     wait_for(lambda: served.snapshot()["profile"]["tags"] > 0, what="tags")
     status, answer = served.control(action="stop_run")
     assert status == 200
     assert served.process.wait(timeout=30) == 0
-    assert served.output.exists()
+    # The endless stream was cut short: the file says so, as the page's download does.
+    assert interrupted(served.output) == 1
+
+
+@pytest.mark.parametrize("how, when, exit_code, cut_short", [
+    ("stop_run", "after the end", 0, 0),
+    ("SIGINT", "after the end", 0, 0),
+    ("SIGINT", "during the run", 130, 1),
+    ("SIGTERM", "during the run", 143, 1),
+])
+def test_the_results_file_says_whether_the_stream_was_cut_short(tmp_path, how, when, exit_code,
+                                                                cut_short):
+    during = when == "during the run"
+    config = tmp_path / "stream.toml"
+    # During the run: a minute of stream paced to real time; else a short one at full speed.
+    config.write_text('[source]\nkind = "synthetic"\n' +
+                      ('duration_ps = 60_000_000_000_000\nspeed = 1.0\n' if during else
+                       'duration_ps = 10_000_000_000\n') +
+                      '\n[[source.channel]]\nchannel = 1\nkind = "poisson"\nrate = 1e4\n\n'
+                      '[[measurement]]\nkind = "Countrate"\nname = "rates"\nchannels = [1]\n')
+    server = Served(tmp_path, config=config)
+    try:
+        # Tags have flowed once the run has begun, and with it the handling of signals.
+        wait_for(lambda: (s := server.snapshot())["profile"]["tags"] > 0 and
+                 s["run"]["state"] == ("running" if during else "finished"), what=f"the run {when}")
+        if how == "stop_run":
+            assert server.control(action="stop_run")[0] == 200
+        else:
+            server.process.send_signal(getattr(signal, how))
+        assert server.process.wait(timeout=30) == exit_code, server.process.stderr.read()
+        assert interrupted(server.output) == cut_short
+    finally:
+        server.stop()
 
 
 def test_stop_run_ends_a_run_whose_source_waits_for_data(tmp_path):
@@ -345,6 +464,6 @@ def test_stop_run_ends_a_run_whose_source_waits_for_data(tmp_path):
         status, _ = server.control(action="stop_run")
         assert status == 200
         assert server.process.wait(timeout=30) == 0
-        assert server.output.exists()
+        assert interrupted(server.output) == 1
     finally:
         server.stop()

@@ -20,10 +20,13 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -80,7 +83,8 @@ class MeasurementGraph {
     return node;
   }
   // Takes a measurement out of the graph; while running, returns once it has processed the
-  // last block it will see. A measurement the graph owns is destroyed.
+  // last block it will see, and in any case once every withMeasurements() call that may see it
+  // has returned. A measurement the graph owns is destroyed.
   void remove(Measurement& measurement);
 
   // Checks the wiring (channels produced upstream, no cycles); run() does this too. Throws
@@ -115,7 +119,13 @@ class MeasurementGraph {
   // flight; safe from any thread. Empty nodes when no run is in progress.
   Profile liveProfile() const;
 
+  // The measurements as they are now. One that another thread removes meanwhile may be
+  // destroyed as soon as remove() returns: withMeasurements() keeps them alive.
   std::vector<Measurement*> measurements() const;
+  // Calls `use` with the measurements as they are now, which stay alive until it returns:
+  // remove() of one of them waits for that. For a thread that reads measurements while another
+  // may remove them (the live view). `use` must not remove() a measurement itself.
+  void withMeasurements(const std::function<void(const std::vector<Measurement*>&)>& use) const;
   const std::vector<VirtualChannel*>& virtualChannels() const { return channels_; }
   const GraphOptions& options() const { return options_; }
   // The number the next virtual channel gets: above every channel of the source, and at least
@@ -143,6 +153,11 @@ class MeasurementGraph {
   channel_t next_virtual_channel_;
   mutable std::mutex mutex_;  // guards the node lists against adds/removals during a run
   std::vector<Measurement*> measurements_;
+  // The withMeasurements() calls in progress, by the number of removals made when each began
+  // (guarded by mutex_): a removal waits for the ones that began before it.
+  std::uint64_t removals_ = 0;
+  mutable std::map<std::uint64_t, std::size_t> users_;
+  mutable std::condition_variable users_done_;
   std::vector<VirtualChannel*> channels_;
   std::vector<std::unique_ptr<Measurement>> owned_;
   std::vector<std::unique_ptr<VirtualChannel>> owned_channels_;

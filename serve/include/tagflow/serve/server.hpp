@@ -4,13 +4,17 @@
 // controls (start, stop, clear, startFor of a measurement; stop the run), and the current
 // results as the HDF5 file `tagflow run` writes.
 //
-// One thread of the server's own does all network work; the graph never waits for it: a
+// One thread of the server's own does all network work; the graph's run never waits for it: a
 // snapshot reads each measurement through its getters (the measurement's lock, briefly), and
-// nothing is computed while no page is connected. A malformed request or WebSocket frame ends
-// that connection with an error, never the server or the run.
+// nothing is computed while no page is connected. Only MeasurementGraph::remove() waits, for a
+// snapshot that reads the measurement it removes, so that its owner may destroy it after. A
+// malformed request or WebSocket frame ends that connection with an error, never the server or
+// the run.
 //
 // Safe by default: listens on 127.0.0.1; on any other address every /api and /ws request must
-// carry the token (a random one unless given), which url() includes.
+// carry the token (a random one unless given), which url() includes. Requests of other sites'
+// pages are refused: a foreign Origin, a Host that is not a loopback name while no token is
+// required, a control request that is not JSON.
 #pragma once
 
 #include <functional>
