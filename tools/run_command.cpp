@@ -106,7 +106,9 @@ Profile runShareOfRanks(const DistributedRun& distributed, const RunConfig& conf
   Profile combined = own;
   combined.nodes.clear();
   combined.tags = combined.blocks = 0;
-  combined.stream_duration_ps = 0;
+  // The stream time the results cover; the ranks' own durations include their margins, which
+  // overlap the neighbours' shares. tags and blocks stay the sums of what the ranks read.
+  combined.stream_duration_ps = end - span->begin;
   for (int r = 0; r < distributed.size(); ++r) {
     const Profile profile = decodeProfile(all_profiles[static_cast<std::size_t>(r)]);
     for (NodeProfile node : profile.nodes) {
@@ -115,7 +117,6 @@ Profile runShareOfRanks(const DistributedRun& distributed, const RunConfig& conf
     }
     combined.tags += profile.tags;
     combined.blocks += profile.blocks;
-    combined.stream_duration_ps += profile.stream_duration_ps;
     combined.wall_s = std::max(combined.wall_s, profile.wall_s);
     if (r == 0) continue;
     const std::vector<ResultSet> later = decodeResultSets(all_states[static_cast<std::size_t>(r)]);
