@@ -2,6 +2,7 @@
 // the other). Bindings only: every behaviour is the C++ library's.
 #include "bindings.hpp"
 #include "conversions.hpp"
+#include "python_graph.hpp"
 #include "tagflow/version.hpp"
 
 PYBIND11_MODULE(_tagflow, module) {
@@ -13,4 +14,5 @@ PYBIND11_MODULE(_tagflow, module) {
   bindMeasurements(module);
   bindChannels(module);
   bindServe(module);
+  py::module_::import("atexit").attr("register")(py::cpp_function(&PythonGraph::stopAll));
 }

@@ -22,7 +22,22 @@ std::set<const Source*>& boundSources() {
   return sources;
 }
 
+// Every PythonGraph alive (touched with the GIL held), for stopAll().
+std::set<PythonGraph*>& liveGraphs() {
+  static std::set<PythonGraph*> graphs;
+  return graphs;
+}
+
 }  // namespace
+
+void PythonGraph::stopAll() {
+  for (PythonGraph* graph : liveGraphs()) {
+    if (!graph->running_) continue;
+    graph->graph_->requestStop();
+    py::gil_scoped_release release;
+    graph->running_->wait();
+  }
+}
 
 py::dict profileToDict(const Profile& profile) {
   py::list nodes;
@@ -66,6 +81,7 @@ PythonGraph::PythonGraph(py::object source, int threads, std::size_t max_blocks_
   options.max_blocks_in_flight = max_blocks_in_flight;
   graph_ = std::make_unique<MeasurementGraph>(*source_, options);
   boundSources().insert(source_);
+  liveGraphs().insert(this);
 }
 
 PythonGraph::~PythonGraph() {
@@ -81,6 +97,7 @@ PythonGraph::~PythonGraph() {
     graph_.reset();
   }
   boundSources().erase(source_);
+  liveGraphs().erase(this);
 }
 
 void PythonGraph::addMeasurement(py::object measurement) {

@@ -2,7 +2,8 @@
 // and of every node added from Python alive as long as it lives (the C++ graph only refers to
 // them), runs on its own threads with the GIL released, and turns Ctrl-C during a blocking
 // call into a clean stop: the run ends at the next block, every measurement keeps its data,
-// then KeyboardInterrupt is raised. Dropping a graph that runs stops it and waits for it.
+// then KeyboardInterrupt is raised. Dropping a graph that runs stops it and waits for it, as
+// does the interpreter's exit.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -51,6 +52,10 @@ class PythonGraph {
   bool isRunning() const;
   // The profile of the last run that ended, as a dict; None before the first.
   py::object profile() const;
+  // Stops every graph that still runs and waits for it: at the interpreter's exit, before it
+  // finalizes, so that no run's thread takes the GIL of an interpreter that is going away
+  // (a Python measurement would otherwise end the process with an error).
+  static void stopAll();
   const std::optional<Profile>& lastProfile() const { return profile_; }
 
   MeasurementGraph& graph() { return *graph_; }

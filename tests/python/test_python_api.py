@@ -714,3 +714,25 @@ def test_integers_beyond_64_bits_and_numpy_scalars_are_named():
     tf.HistogramLogBins(graph, 1, 2, exp_start=np.float32(-12.0), exp_stop=-6, n_bins=10)
     with pytest.raises(TypeError, match="a list may hold only numbers and channels"):
         tf.Countrate(graph, [np.bool_(True)])
+
+
+def test_the_interpreter_exits_cleanly_with_a_python_measurement_running():
+    # The run's thread would take the GIL of an interpreter going away; the exit stops it.
+    script = """
+import time
+import tagflow as tf
+
+class Slow(tf.CustomMeasurement):
+    def process(self, tags):
+        time.sleep(0.001)
+
+graph = tf.Graph(tf.SyntheticSource(duration_ps=10**13))
+Slow(graph)
+graph.start()
+time.sleep(0.2)
+print("leaving", flush=True)
+"""
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0 and done.stdout == "leaving\n", done.stderr
