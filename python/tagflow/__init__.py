@@ -242,7 +242,13 @@ def RawFileSource(path, **kwargs):
 
 
 def FileReader(path, **kwargs):
-    """A tag file (FileWriter, tagflow convert) replayed; speed=1.0 for real time."""
+    """A tag file (FileWriter, tagflow convert) replayed; speed=1.0 for real time. A list of
+    files (recordings that follow each other, such as the sets of one run split by name) is
+    read as one stream: their tags in time order, a gap between them a stretch without tags
+    (a MergedSource of them, block_size its own, the other keys each file's)."""
+    if isinstance(path, (list, tuple)):
+        merged = {key: kwargs.pop(key) for key in ("block_size",) if key in kwargs}
+        return MergedSource([dict(kwargs, kind="tagfile", path=file) for file in path], **merged)
     return _core.make_source("tagfile", dict(kwargs, path=path))
 
 

@@ -736,3 +736,24 @@ print("leaving", flush=True)
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                               timeout=120)
         assert done.returncode == 0 and done.stdout == "leaving\n", done.stderr
+
+
+def test_a_list_of_files_is_read_as_one_stream(scratch):
+    # Two recordings of one stream, split at 0.6 ms: the list replays the whole stream.
+    times = np.sort(np.random.default_rng(9).integers(0, 10**9, 30000))
+    channels = np.where(times % 3 == 0, 1, 2)
+    cut = np.searchsorted(times, 600_000_000)
+    for name, part, begin, end in (("first.tags", slice(None, cut), 0, 600_000_000),
+                                   ("second.tags", slice(cut, None), 600_000_000, 10**9)):
+        graph = tf.Graph(tf.MemorySource(times[part], channels[part], begin_time=begin,
+                                         end_time=end))
+        tf.FileWriter(graph, scratch / name, [1, 2])
+        graph.run()
+    replay = tf.Graph(tf.FileReader([scratch / "first.tags", scratch / "second.tags"],
+                                    block_size=1000))
+    stream = tf.TagStream(replay, [1, 2], max_tags=10**6)
+    profile = replay.run()
+    tags = stream.getData()
+    np.testing.assert_array_equal(tags["time"], times)
+    np.testing.assert_array_equal(tags["channel"], channels)
+    assert profile["stream_duration_ps"] == 10**9
