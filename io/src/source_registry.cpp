@@ -12,6 +12,7 @@
 #include "tagflow/io/sources/paced_source.hpp"
 #include "tagflow/io/sources/raw_file.hpp"
 #include "tagflow/io/tagfile/file_reader.hpp"
+#include "tagflow/io/tagfile/format.hpp"
 #include "tagflow/io/udp/stream_source.hpp"
 #include "tagflow/io/vendor/vendor_formats.hpp"
 
@@ -169,7 +170,8 @@ const ParameterSchema& mergedSchema() {
       {ParameterSpec::boolean("overlap_only")
            .byDefault(false)
            .help("keep only the span every input covers"),
-       blockSizeKey(static_cast<std::int64_t>(kDefaultMergedBlockSize))});
+       blockSizeKey(static_cast<std::int64_t>(kDefaultMergedBlockSize))
+           .atMost(tagfile::kMaxBlockTags)});
   return schema;
 }
 

@@ -273,6 +273,9 @@ expect_command_failure "merged source: an unknown key of an input" 2 "source.inp
 sed 's/channel_offset = 10/channel_offset = 200_000_000/' merged_source.toml >bad_offset.toml
 expect_command_failure "merged source: an offset out of range" 2 \
   "source.input #1: channel_offset 200000000 is invalid (valid: -134217727..134217727)" "$tagflow" record bad_offset.toml x.raw
+sed 's/kind = "merged"/kind = "merged"\nblock_size = 2_000_000/' merged_source.toml >big_blocks.toml
+expect_command_failure "merged source: blocks larger than a tag file record" 2 \
+  "block_size 2000000 is invalid (valid: 1..1048576)" "$tagflow" record big_blocks.toml x.raw
 expect_command_failure "merge: offsets for another number of inputs" 2 \
   "1 channel offsets for 2 inputs" "$tagflow" merge m.tags rec.tags rec.tags --channel-offsets 3
 expect_command_failure "merge: the output among the inputs" 2 "rec.tags" \

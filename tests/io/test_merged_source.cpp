@@ -112,10 +112,11 @@ Expected reference(const std::vector<Recording>& recordings, bool overlap_only) 
     expected.tags.push_back(Tag{TagType::OverflowEnd, 0, 0, 0, interval.end});
   }
   std::stable_sort(expected.tags.begin(), expected.tags.end(), canonicalTagOrder);
-  // The span cuts the stream; an interval open at its begin starts there.
+  // The span cuts the stream; an interval open at its begin starts there (one that ends
+  // there too: its missed-event counts and end stand at the begin).
   std::vector<Tag> inside;
   for (const Interval& interval : united) {
-    if (interval.begin < expected.begin && interval.end > expected.begin) {
+    if (interval.begin < expected.begin && interval.end >= expected.begin) {
       inside.push_back(Tag{TagType::OverflowBegin, 0, 0, 0, expected.begin});
     }
   }
@@ -196,6 +197,40 @@ TEST_CASE("MergedSource: overlap_only keeps the common span and its overflow sta
   CHECK(stream.tags == expected.tags);
   REQUIRE_FALSE(stream.tags.empty());
   CHECK(stream.tags.front() == Tag{TagType::OverflowBegin, 0, 0, 0, 1'200'000});
+}
+
+TEST_CASE("MergedSource: overflow intervals at the very begin pair up", "[merged_source]") {
+  SECTION("an input that begins with an OverflowBegin") {
+    std::vector<Recording> recordings(2);
+    recordings[0].tags = withOverflow(randomTags(4, {1}, 0, 1'000'000, 500), 0, 100'000);
+    recordings[0].end = 1'000'000;
+    recordings[1].tags = randomTags(5, {2}, 0, 1'000'000, 500);
+    recordings[1].end = 1'000'000;
+    MergedSource merged = mergedOf(recordings, false, 1000);
+    const DrainedStream stream = drain(merged);
+    requireWellFormed(stream);
+    CHECK(stream.tags == reference(recordings, false).tags);
+    CHECK(std::count_if(stream.tags.begin(), stream.tags.end(),
+                        [](const Tag& tag) { return tag.type == TagType::OverflowBegin; }) == 1);
+  }
+  SECTION("an overlap that begins where an interval ends") {
+    std::vector<Recording> recordings(2);
+    recordings[0].tags = withOverflow(randomTags(6, {1}, 0, 1'000'000, 500), 100'000, 300'000);
+    std::erase_if(recordings[0].tags,
+                  [](const Tag& tag) { return tag.type == TagType::MissedEvents; });
+    recordings[0].end = 1'000'000;
+    recordings[1].tags = randomTags(7, {2}, 300'000, 1'000'000, 500);
+    recordings[1].begin = 300'000;
+    recordings[1].end = 1'000'000;
+    MergedSource merged = mergedOf(recordings, true, 1000);
+    const DrainedStream stream = drain(merged);
+    requireWellFormed(stream);
+    const Expected expected = reference(recordings, true);
+    CHECK(stream.tags == expected.tags);
+    REQUIRE(stream.tags.size() >= 2);
+    CHECK(stream.tags[0] == Tag{TagType::OverflowBegin, 0, 0, 0, 300'000});
+    CHECK(stream.tags[1] == Tag{TagType::OverflowEnd, 0, 0, 0, 300'000});
+  }
 }
 
 TEST_CASE("MergedSource: equal times keep the canonical order, then the inputs' order",

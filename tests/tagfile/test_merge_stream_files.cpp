@@ -103,6 +103,11 @@ TEST_CASE("mergeStreamFiles names bad arguments", "[tagfile][merge]") {
   CHECK_THROWS_WITH(mergeStreamFiles(dir.file("m.tags"), inputs, {}, {}, false, 10),
                     Contains("max_file_size 10 bytes is invalid"));
   CHECK_THROWS_AS(mergeStreamFiles(dir.file("m.tags"), {dir.file("missing.tags")}), IoError);
+  // A merge that fails on the way removes what it wrote.
+  CHECK_THROWS_WITH(mergeStreamFiles(dir.file("late.tags"), {dir.file("a.tags")}, {},
+                                     {kStreamTimeLimit - 50'000}),
+                    Catch::Contains("leaves"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("late.tags")));
   // The same recording twice on separate channels: every tag twice.
   const MergedFilesSummary summary = mergeStreamFiles(dir.file("m.tags"), inputs, {0, 1});
   CHECK(summary.tags == 2 * one.tags.size());

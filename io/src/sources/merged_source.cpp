@@ -226,6 +226,8 @@ void MergedSource::mergeUntil(timestamp_t until) {
     if (first == nullptr) break;
     const Tag tag = first->pending[first->head++];
     const bool before_begin = tag.time < begin_;
+    // The state at begin_ is the one before the first tag there changes it.
+    if (!before_begin) announceBegin();
     if (tag.type == TagType::OverflowBegin) {
       if (first->merged_in_overflow) continue;
       first->merged_in_overflow = true;
@@ -235,9 +237,7 @@ void MergedSource::mergeUntil(timestamp_t until) {
       first->merged_in_overflow = false;
       if (--overflow_depth_ > 0 || before_begin) continue;
     }
-    if (before_begin) continue;
-    announceBegin();
-    staged_.push_back(tag);
+    if (!before_begin) staged_.push_back(tag);
   }
   if (until > begin_) announceBegin();
   staged_until_ = until;

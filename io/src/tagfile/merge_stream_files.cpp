@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <memory>
 #include <system_error>
 
 #include "tagflow/core/error.hpp"
@@ -73,22 +74,33 @@ MergedFilesSummary mergeStreamFiles(const std::string& output,
 
   options.configuration = std::move(configuration);
   options.channels = merged.channels();
-  TagFileWriter writer(options);
-  BlockPacker packer(compression);
-  EncodedBlock encoded;
-  BlockBuffer block;
+  options.partial_output_kept = false;  // a failed merge removes its output
+  auto writer = std::make_unique<TagFileWriter>(options);
   MergedFilesSummary summary;
-  bool first = true;
-  while (merged.next(block)) {
-    if (first) summary.begin = block.begin_time;
-    first = false;
-    summary.end = block.end_time;
-    packer.pack(block.tags, block.begin_time, block.end_time, encoded);
-    writer.write(encoded);
+  try {
+    BlockPacker packer(compression);
+    EncodedBlock encoded;
+    BlockBuffer block;
+    bool first = true;
+    while (merged.next(block)) {
+      if (first) summary.begin = block.begin_time;
+      first = false;
+      summary.end = block.end_time;
+      packer.pack(block.tags, block.begin_time, block.end_time, encoded);
+      writer->write(encoded);
+    }
+    writer->close();
+  } catch (...) {
+    const std::uint32_t parts = writer->partCount();
+    writer.reset();
+    std::error_code ignored;
+    for (std::uint32_t part = 0; part < parts; ++part) {
+      std::filesystem::remove(TagFileWriter::partPath(output, part), ignored);
+    }
+    throw;
   }
-  writer.close();
-  summary.tags = writer.tagsWritten();
-  summary.bytes = writer.bytesWritten();
+  summary.tags = writer->tagsWritten();
+  summary.bytes = writer->bytesWritten();
   return summary;
 }
 

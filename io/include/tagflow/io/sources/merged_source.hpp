@@ -5,8 +5,9 @@
 // the canonical order, then by input) and spans the union of the shifted inputs' spans; with
 // overlap_only, their common span, the tags outside it left out. An input's channels are
 // silent outside its own span. Overflow intervals are the union of the inputs' (overlapping
-// ones become one interval); an input that ends inside one closes it at its end, and an
-// overlap that begins inside one begins with an OverflowBegin. Missed-event counts pass with
+// ones become one interval); an input that ends inside one closes it at its end, an overlap
+// that begins inside one begins with an OverflowBegin, and a merged stream that ends inside
+// one ends open, as a recording that ends inside one does. Missed-event counts pass with
 // their channel shifted. Blocks hold at most block_size tags and never split tags of one time
 // (a longer run of equal times stays whole). An input that holds no stream adds nothing; with
 // overlap_only the merged stream is then empty.

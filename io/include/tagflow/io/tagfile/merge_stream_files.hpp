@@ -5,8 +5,8 @@
 // and configuration; the inputs' markers are not carried over. The output must not be one of
 // the inputs' files. Errors name the input or the value and its valid range: InvalidArgument
 // for offsets lists of another length than the inputs' (an empty list means all zero), an
-// output among the inputs or a bad size; IoError and DataError from reading and writing, the
-// parts written before an error staying readable.
+// output among the inputs or a bad size; IoError and DataError from reading and writing, after
+// which the parts written are removed.
 #pragma once
 
 #include <cstdint>
