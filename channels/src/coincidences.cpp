@@ -1,6 +1,7 @@
 #include "tagflow/channels/coincidences.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -15,21 +16,22 @@ namespace {
 
 constexpr timestamp_t kNeverSeen = std::numeric_limits<timestamp_t>::min();
 
+// `group_name(g)` names group g in messages: "group 0", or the key of a one-group kind.
 std::vector<channel_t> distinctChannels(const std::vector<std::vector<channel_t>>& groups,
-                                        const std::string& label) {
+                                        const std::string& label,
+                                        const std::function<std::string(std::size_t)>& group_name) {
   if (groups.empty()) throw InvalidArgument(label + ": no groups given (valid: one or more)");
   std::vector<channel_t> channels;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const auto& group = groups[g];
     if (group.size() < 2) {
-      throw InvalidArgument(label + ": group " + std::to_string(g) + " has " +
-                            std::to_string(group.size()) +
+      throw InvalidArgument(label + ": " + group_name(g) + " has " + std::to_string(group.size()) +
                             " channel(s) (valid: at least 2 distinct channels)");
     }
     std::set<channel_t> seen;
     for (channel_t channel : group) {
       if (!seen.insert(channel).second) {
-        throw InvalidArgument(label + ": group " + std::to_string(g) + " lists channel " +
+        throw InvalidArgument(label + ": " + group_name(g) + " lists channel " +
                               std::to_string(channel) + " twice (valid: distinct channels)");
       }
     }
@@ -131,7 +133,11 @@ Coincidences::Coincidences(const ParameterSchema& schema, std::string name,
                      groups.size()),
       window_(window),
       timestamp_(timestamp),
-      index_(distinctChannels(groups, schema.kind() + " '" + name + "'"),
+      index_(distinctChannels(groups, schema.kind() + " '" + name + "'",
+                              [one_group = schema.find("channels") != nullptr](std::size_t g) {
+                                return one_group ? std::string("channels")
+                                                 : "group " + std::to_string(g);
+                              }),
              schema.kind() + " '" + name + "'") {
   groups_of_slot_.resize(index_.size() + 1);
   for (std::size_t g = 0; g < groups.size(); ++g) {

@@ -94,8 +94,8 @@ ChannelIndex::ChannelIndex(std::span<const channel_t> channels, std::string_view
   }
   for (std::size_t i = 0; i < channels_.size(); ++i) {
     if (channels_[i] == CHANNEL_UNUSED) {
-      throw InvalidArgument(who + ": channel " + std::to_string(i) +
-                            " is CHANNEL_UNUSED; list only channels to use");
+      throw InvalidArgument(who + ": channels[" + std::to_string(i) + "] is CHANNEL_UNUSED (" +
+                            std::to_string(CHANNEL_UNUSED) + "); list only channels to use");
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (channels_[j] == channels_[i]) {

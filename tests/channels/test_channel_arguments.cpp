@@ -87,7 +87,12 @@ TEST_CASE("Coincidence refuses a window <= 0 and bad groups", "[channels][argume
 TEST_CASE("A channel listed twice in a coincidence group or a discriminator is named",
           "[channels][arguments]") {
   CHECK_THROWS_AS(Coincidence("pairs", {4, 7, 4}), InvalidArgument);
-  CHECK_THROWS_WITH(Coincidence("pairs", {4, 7, 4}), Contains("'pairs'") && Contains("4"));
+  CHECK_THROWS_WITH(Coincidence("pairs", {4, 7, 4}),
+                    Contains("Coincidence 'pairs': channels lists channel 4 twice"));
+  CHECK_THROWS_WITH(Coincidences("groups", {{1, 2}, {3, 5, 3}}),
+                    Contains("Coincidences 'groups': group 1 lists channel 3 twice"));
+  CHECK_THROWS_WITH(Coincidence("pairs", {2, CHANNEL_UNUSED}),
+                    Contains("channels[1] is CHANNEL_UNUSED (-134217728)"));
   CHECK_THROWS_AS(ConstantFractionDiscriminator("cfd", {3, 5, 3}, 100), InvalidArgument);
   CHECK_THROWS_WITH(ConstantFractionDiscriminator("cfd", {3, 5, 3}, 100),
                     Contains("'cfd'") && Contains("3"));
