@@ -313,10 +313,9 @@ void MeasurementGraph::withMeasurements(
     const MeasurementGraph& graph;
     std::uint64_t began;
     ~Done() {
-      {
-        std::lock_guard lock(graph.mutex_);
-        if (--graph.users_[began] == 0) graph.users_.erase(began);
-      }
+      // Notified under the lock: the woken remove() may return and its caller end the graph.
+      std::lock_guard lock(graph.mutex_);
+      if (--graph.users_[began] == 0) graph.users_.erase(began);
       graph.users_done_.notify_all();
     }
   } done{*this, began};

@@ -467,13 +467,13 @@ void Server::Impl::setFinalProfile(Profile profile) {
 }
 
 void Server::Impl::requestStop() {
-  // Before the graph is asked: whoever sees its run end early must also see why.
-  {
-    std::lock_guard lock(state_mutex_);
-    stop_requested_.store(true);
-  }
-  stop_cv_.notify_all();
+  // The flag before the graph is asked: whoever sees its run end early must also see why. All
+  // under the lock: a woken waitUntilStopRequested() may return and let serve() destroy this
+  // server, which it cannot do before the lock is released.
+  std::lock_guard lock(state_mutex_);
+  stop_requested_.store(true);
   graph_.requestStop();
+  stop_cv_.notify_all();
 }
 
 void Server::Impl::waitUntilStopRequested() {
