@@ -273,6 +273,7 @@ std::string kindsHelp() {
       out += fmt::format("    {}\n{}", table->summary(), table->help("        "));
     }
   }
+  out += fmt::format("  {}\n{}", inputDelaySchema().summary(), inputDelaySchema().help("    "));
   out += "Measurement kinds ([[measurement]] kind = ..., name = ...):\n";
   for (const auto& kind : allMeasurementKinds()) {
     out += fmt::format("  {}: {}\n{}", kind.kind(), kind.schema->summary(), kind.schema->help());

@@ -8,6 +8,7 @@
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/kind_registry.hpp"
 #include "tagflow/io/hdf5/photon_hdf5.hpp"
+#include "tagflow/io/sources/input_delay_source.hpp"
 #include "tagflow/io/sources/merged_source.hpp"
 #include "tagflow/io/sources/paced_source.hpp"
 #include "tagflow/io/sources/raw_file.hpp"
@@ -495,7 +496,32 @@ const std::vector<SourceKind>& sourceKinds() {
   return all;
 }
 
+const ParameterSchema& inputDelaySchema() {
+  static const ParameterSchema schema(
+      "delay",
+      "[[source.delay]]: any kind: an input delay, as a time tagger's setInputDelay(): this "
+      "channel's tags come this much later (earlier when negative)",
+      {ParameterSpec::channel("channel").help("the channel (one edge: -c is its falling edge)"),
+       ParameterSpec::integer("delay_ps")
+           .unit("ps")
+           .atLeast(-0x1p62)
+           .atMost(0x1p62)
+           .help("added to the channel's times")});
+  return schema;
+}
+
 std::unique_ptr<Source> makeSource(const SourceSpec& spec) {
+  if (const auto found = spec.tables.find("delay"); found != spec.tables.end()) {
+    std::vector<InputDelay> delays;
+    for (std::size_t i = 0; i < found->second.size(); ++i) {
+      const Parameters p =
+          inputDelaySchema().validate(found->second[i], "source.delay #" + std::to_string(i));
+      delays.push_back({channelArgument(p, "channel"), p.getInt("delay_ps")});
+    }
+    SourceSpec undelayed = spec;
+    undelayed.tables.erase("delay");
+    return withInputDelays(makeSource(undelayed), std::move(delays));
+  }
   std::vector<std::string> valid;
   for (const auto& kind : sourceKinds()) {
     if (kind.schema->kind() == spec.kind) return kind.make(spec);
@@ -505,6 +531,9 @@ std::unique_ptr<Source> makeSource(const SourceSpec& spec) {
 }
 
 Parameters sourceStatistics(const Source& source) {
+  if (const auto* delayed = dynamic_cast<const InputDelaySource*>(&source)) {
+    return sourceStatistics(delayed->inner());
+  }
   if (const auto* udp = dynamic_cast<const UdpStreamSource*>(&source)) {
     return udp->stats().toParameters();
   }

@@ -28,6 +28,21 @@ std::unique_ptr<Source> makeSourceFrom(const std::string& kind, const py::dict& 
   for (const auto& [key, value] : kwargs) {
     const std::string name = py::str(key).cast<std::string>();
     if (value.is_none()) continue;
+    // {channel: delay_ps}: the [[source.delay]] tables.
+    if (name == "input_delays") {
+      if (!py::isinstance<py::dict>(value)) {
+        throw InvalidArgument("input_delays " + py::repr(value).cast<std::string>() +
+                              " is invalid (valid: a dict {channel: delay_ps})");
+      }
+      auto& rows = spec.tables["delay"];
+      for (const auto& [channel, delay] : value.cast<py::dict>()) {
+        Parameters row;
+        row.set("channel", parameterValue("input_delays channel", channel, nullptr));
+        row.set("delay_ps", parameterValue("input_delays delay", delay, nullptr));
+        rows.push_back(std::move(row));
+      }
+      continue;
+    }
     // A list of dicts is a table, and so is an empty list: no source key takes a list.
     const bool is_table =
         py::isinstance<py::list>(value) &&

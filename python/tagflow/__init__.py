@@ -232,7 +232,8 @@ def SyntheticSource(**kwargs):
     """The deterministic synthetic source. channel=[{"channel": 1, "kind": "poisson",
     "rate": 1e6}, ...] lists the channels (default: the 8-channel demo stream);
     overflow=[{"begin_ps": ..., "end_ps": ...}] injects overflows; seed, block_size,
-    duration_ps, start_time_ps, max_block_duration_ps."""
+    duration_ps, start_time_ps, max_block_duration_ps. Like every source but MemorySource, it
+    takes input_delays={channel: delay_ps}: the time tagger's setInputDelay()."""
     return _core.make_source("synthetic", kwargs)
 
 
@@ -247,7 +248,7 @@ def FileReader(path, **kwargs):
     read as one stream: their tags in time order, a gap between them a stretch without tags
     (a MergedSource of them, block_size its own, the other keys each file's)."""
     if isinstance(path, (list, tuple)):
-        merged = {key: kwargs.pop(key) for key in ("block_size",) if key in kwargs}
+        merged = {key: kwargs.pop(key) for key in ("block_size", "input_delays") if key in kwargs}
         return MergedSource([dict(kwargs, kind="tagfile", path=file) for file in path], **merged)
     return _core.make_source("tagfile", dict(kwargs, path=path))
 

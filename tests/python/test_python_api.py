@@ -613,6 +613,32 @@ def test_merge_stream_files_shifts_and_orders_both_recordings(scratch):
     np.testing.assert_array_equal(live_stream.getData(), merged)
 
 
+def test_input_delays_move_a_channel_in_any_source(scratch):
+    rng = np.random.default_rng(9)
+    times = np.sort(rng.integers(0, 10**8, 30000))
+    channels = rng.choice([1, 2, -2], len(times))
+    graph = tf.Graph(tf.MemorySource(times, channels, begin_time=0, end_time=10**8))
+    tf.FileWriter(graph, scratch / "d.tags", [1, 2, -2])
+    graph.run()
+    delays = {2: -2500, -2: 40_000}
+    shifted = times + np.where(channels == 2, -2500, np.where(channels == -2, 40_000, 0))
+    order = np.lexsort((channels, shifted))
+    for source in (tf.FileReader(scratch / "d.tags", input_delays=delays),
+                   tf.FileReader([scratch / "d.tags"], input_delays=delays)):
+        assert "with input delays 2: -2500 ps, -2: 40000 ps" in source.describe()
+        replay = tf.Graph(source)
+        stream = tf.TagStream(replay, channels=[1, 2, -2], max_tags=10**6)
+        replay.run()
+        delayed = stream.getData()
+        np.testing.assert_array_equal(delayed["time"], shifted[order])
+        np.testing.assert_array_equal(delayed["channel"], channels[order])
+    with pytest.raises(ValueError, match=r"input delay of channel 9 is invalid: the source has "
+                       r"no such channel \(valid: 1, 2, 3, 4, 5, 6, 7, 8\)"):
+        tf.SyntheticSource(input_delays={5: 1, 9: 2})
+    with pytest.raises(ValueError, match=r"input_delays \[2\] is invalid \(valid: a dict"):
+        tf.SyntheticSource(input_delays=[2])
+
+
 def test_a_clear_that_chains_to_its_base_clears_both():
     class Base(tf.CustomMeasurement):
         def process(self, tags):

@@ -31,7 +31,11 @@ struct SourceKind {
 const std::vector<SourceKind>& sourceKinds();
 
 // Throws InvalidArgument naming an unknown kind or a bad key, IoError/DataError from a file.
+// `[[source.delay]]` tables, which any kind takes, wrap the source in an InputDelaySource.
 std::unique_ptr<Source> makeSource(const SourceSpec& spec);
+
+// The keys of a [[source.delay]] table.
+const ParameterSchema& inputDelaySchema();
 
 SyntheticConfig syntheticConfigFrom(const SourceSpec& spec);
 
