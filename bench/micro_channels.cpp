@@ -3,10 +3,13 @@
 // channel's own work: its pass over the input into the output block. Compare
 // with BM_PlainScan. Items per second = input tags per second on one core. The
 // ConstantFractionDiscriminator reads the pulse stream (channel 1 with its falling edges).
+// BM_InputDelaySource drains the demo stream through a source's input delays, which run
+// before any channel: 1, 2 or 3 channels delayed by different amounts.
 #include <benchmark/benchmark.h>
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "bench_stream.hpp"
 #include "tagflow/channels/coincidences.hpp"
@@ -16,6 +19,8 @@
 #include "tagflow/channels/event_generator.hpp"
 #include "tagflow/channels/frequency_multiplier.hpp"
 #include "tagflow/channels/gated_channel.hpp"
+#include "tagflow/io/sources/input_delay_source.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
 
 namespace tagflow::bench {
 namespace {
@@ -130,6 +135,30 @@ void BM_EventGenerator(benchmark::State& state) {
   runChannel(state, channel);
 }
 BENCHMARK(BM_EventGenerator);
+
+void BM_InputDelaySource(benchmark::State& state) {
+  static const auto tags = makeBenchStream(kTags);
+  const std::vector<InputDelay> all{{2, -1000}, {3, 5000}, {5, 250'000}};
+  const std::vector<InputDelay> delays(all.begin(), all.begin() + state.range(0));
+  auto make = [&] {
+    return InputDelaySource(std::make_unique<MemorySource>(tags, kPerBlock), delays);
+  };
+  std::optional<InputDelaySource> source(make());
+  BlockBuffer out;
+  std::size_t drained = 0;
+  for (auto _ : state) {
+    if (!source->next(out)) {  // the stream restarts at its beginning
+      state.PauseTiming();
+      source.emplace(make());
+      state.ResumeTiming();
+      continue;
+    }
+    drained += out.tags.size();
+    benchmark::DoNotOptimize(out.tags.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(drained));
+}
+BENCHMARK(BM_InputDelaySource)->Arg(1)->Arg(2)->Arg(3);
 
 }  // namespace
 }  // namespace tagflow::bench
