@@ -161,7 +161,10 @@ std::size_t FrequencyStability::addCheckedEdges(std::span<const timestamp_t> tim
       store();
       ++restarts_on_slip_;
       restartSeries(time);
-      return i;  // the edge begins the new series
+      // After a missing edge the edge begins the new series. An extra one (a glitch) is left
+      // out: as a phase sample it would stand a fraction of a period off, and the deviations
+      // of its series with it; the next edge begins the new series.
+      return time - last < shortest ? i + 1 : i;
     }
     add(time);
   }

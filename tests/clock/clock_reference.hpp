@@ -102,8 +102,10 @@ inline Real nonOverlappingAdev(const std::vector<Real>& x, std::size_t n) {
 // The phase sample series a FrequencyStability measurement builds from a stream (rules in
 // docs/measurements.md): a series starts at the capture start, after an OverflowEnd and at an
 // Error, ends at an OverflowBegin, and restarts at an edge whose interval to the previous edge
-// differs from `period` by more than half of it; groups of `average` edges of a series give one
-// sample (their mean time); a partial group at a series end is dropped.
+// differs from `period` by more than half of it (an edge less than half a period after the
+// previous one is left out, and the next edge begins the new series); groups of `average`
+// edges of a series give one sample (their mean time); a partial group at a series end is
+// dropped.
 inline std::vector<std::vector<Real>> sampleSeries(const std::vector<Tag>& tags, channel_t channel,
                                                    std::int64_t average, Real period) {
   std::vector<std::vector<Real>> series(1);
@@ -136,7 +138,9 @@ inline std::vector<std::vector<Real>> sampleSeries(const std::vector<Tag>& tags,
     }
     if (!active || tag.channel != channel) continue;
     if (has_previous && std::abs(static_cast<Real>(tag.time - previous) - period) > period / 2) {
+      const bool extra = static_cast<Real>(tag.time - previous) < period / 2;
       restart();
+      if (extra) continue;
     }
     has_previous = true;
     previous = tag.time;

@@ -178,6 +178,36 @@ TEST_CASE("FrequencyStability matches brute force across Errors, an overflow and
   CHECK(std::isfinite(stability.getADEV()[7]));
 }
 
+TEST_CASE("FrequencyStability leaves an extra edge out of every series", "[frequency_stability]") {
+  // Glitches a third of a period after an edge, one a whole series away from the next; as the
+  // first sample of a new series, a third of a period off, one raised ADEV(1) fifteenfold.
+  auto tags = noisyClock(23, 20'000, 20, 0);
+  std::vector<Tag> glitches;
+  for (const std::size_t edge : {3000, 9001, 9003, 15000}) {
+    std::size_t seen = 0;
+    for (const Tag& tag : tags) {
+      if (tag.channel == kClock && seen++ == edge) {
+        glitches.push_back(makeTimeTag(kClock, tag.time + kPeriod / 3));
+      }
+    }
+  }
+  tags.insert(tags.end(), glitches.begin(), glitches.end());
+  sortStream(tags);
+  const std::vector<std::int64_t> steps{1, 2, 10, 100};
+  const std::int64_t average = 1;
+  const Expected expected = bruteForce(tags, steps, average, 100);
+  REQUIRE(sampleSeries(tags, kClock, average, kPeriod).size() == 5);
+
+  const std::size_t block_size = GENERATE(1, 7, 4096);
+  INFO("block size " << block_size);
+  FrequencyStability stability("fs", kClock, steps, average, 100);
+  runMemory(tags, block_size, 0, tags.back().time + 1, {&stability});
+  requireMatches(stability, expected);
+  CHECK(stability.getResults().facts.getInt("restarts_on_slip") == 4);
+  // White phase noise of 20 ps on 1 us: ADEV(1 us) = sqrt(3) * 20 ps / 1 us.
+  CHECK(stability.getADEV()[0] == Approx(std::sqrt(3.0) * 20e-6).epsilon(0.05));
+}
+
 TEST_CASE("FrequencyStability keeps every sum when a drifting phase is re-anchored",
           "[frequency_stability][brute_force]") {
   // The first interval is 30 % short, so the first reference period is far off and the phase
