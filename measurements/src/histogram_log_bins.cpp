@@ -209,7 +209,13 @@ void HistogramLogBins::processTimeTags(std::span<const Tag> tags) {
       std::lower_bound(clicks.begin(), clicks.end(), accumulate_from_) - clicks.begin()));
   n_click_ += clicks.size();
   pairClicks(clicks);
-  if (!clicks.empty()) starts_.dropBefore(clicks.back() - span_ + 1);
+  dropUnreachableStarts(tags);
+}
+
+// Later clicks come no earlier than the last tag: starts a span before it pair with none of
+// them. Dropped after every run of tags, so that starts without clicks do not pile up.
+void HistogramLogBins::dropUnreachableStarts(std::span<const Tag> tags) {
+  if (!tags.empty()) starts_.dropBefore(tags.back().time - span_ + 1);
 }
 
 void HistogramLogBins::processGated(std::span<const Tag> tags) {
@@ -226,6 +232,7 @@ void HistogramLogBins::processGated(std::span<const Tag> tags) {
     click_gate_.update(channel);
     start_gate_.update(channel);
   }
+  dropUnreachableStarts(tags);
 }
 
 std::optional<SplitSupport> HistogramLogBins::splitSupport() const {

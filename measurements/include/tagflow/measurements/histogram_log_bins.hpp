@@ -112,6 +112,7 @@ class HistogramLogBins : public Measurement {
   // window.
   void pairClicks(std::span<const timestamp_t> clicks);
   void processGated(std::span<const Tag> tags);
+  void dropUnreachableStarts(std::span<const Tag> tags);
 
   // A combination of the gates' states at a later range's start that this histogram does not
   // follow itself: a copy that does, or, once the copy agreed with this one, what its sums
