@@ -107,6 +107,16 @@ void checkBlockContract(const BlockBuffer& block, timestamp_t expected_begin, bo
   }
 }
 
+// The part of the block from stream time `cut` on, as a block of its own.
+void keepRest(const BlockBuffer& block, timestamp_t cut, BlockBuffer& rest) {
+  const auto from = std::lower_bound(block.tags.begin(), block.tags.end(), cut,
+                                     [](const Tag& tag, timestamp_t t) { return tag.time < t; });
+  rest.storage.assign(from, block.tags.end());
+  rest.publishStorage();
+  rest.begin_time = cut;
+  rest.end_time = block.end_time;
+}
+
 // Cuts the block at stream time `cut` (exclusive): tags at or after it are dropped.
 void cutBlock(BlockBuffer& block, timestamp_t cut) {
   const auto keep = std::lower_bound(block.tags.begin(), block.tags.end(), cut,
@@ -476,8 +486,10 @@ class SourceStage {
  public:
   SourceStage(Source& source, BlockPool& pool, NodeTimer& timer, MeasurementGraph::Run& run,
               const GraphOptions& options, Profile& profile, const std::atomic<bool>& stop,
-              timestamp_t duration_ps, StreamSpan window)
+              timestamp_t duration_ps, StreamSpan window, BlockBuffer& carried, bool& has_carried)
       : source_(source),
+        carried_(carried),
+        has_carried_(has_carried),
         pool_(pool),
         timer_(timer),
         run_(run),
@@ -498,7 +510,12 @@ class SourceStage {
   PooledBlock* produce(tbb::flow_control& control);
   void reportProgress(Clock::time_point now);
 
+  // Reads the next block into `out`: the rest of the block the last run was cut in first.
+  bool nextBlock(BlockBuffer& out);
+
   Source& source_;
+  BlockBuffer& carried_;  // the rest of a cut block, for the next run
+  bool& has_carried_;
   BlockPool& pool_;
   NodeTimer& timer_;
   MeasurementGraph::Run& run_;
@@ -575,7 +592,7 @@ PooledBlock* SourceStage::produce(tbb::flow_control& control) {
   const auto began = timer_.begin();
   // A stop request also ends the skipping of blocks before the window.
   for (bool skipped = false;; skipped = true) {
-    if ((skipped && stop_.load(std::memory_order_relaxed)) || !source_.next(block->buffer)) {
+    if ((skipped && stop_.load(std::memory_order_relaxed)) || !nextBlock(block->buffer)) {
       ended_ = true;
       control.stop();
       return nullptr;
@@ -587,7 +604,12 @@ PooledBlock* SourceStage::produce(tbb::flow_control& control) {
   }
   if (sequence_ == 0) stream_start_ = block->buffer.begin_time;
   if (duration_ps_ > 0 && block->buffer.end_time - stream_start_ >= duration_ps_) {
-    cutBlock(block->buffer, stream_start_ + duration_ps_);
+    const timestamp_t cut = stream_start_ + duration_ps_;
+    if (block->buffer.end_time > cut) {
+      keepRest(block->buffer, cut, carried_);
+      has_carried_ = true;
+    }
+    cutBlock(block->buffer, cut);
     ended_ = true;
   }
   if (block->buffer.end_time >= window_.end) {
@@ -603,6 +625,16 @@ PooledBlock* SourceStage::produce(tbb::flow_control& control) {
   reportProgress(block->published);
   release.block = nullptr;
   return block;
+}
+
+bool SourceStage::nextBlock(BlockBuffer& out) {
+  if (!has_carried_) return source_.next(out);
+  has_carried_ = false;
+  out.storage.assign(carried_.tags.begin(), carried_.tags.end());
+  out.publishStorage();
+  out.begin_time = carried_.begin_time;
+  out.end_time = carried_.end_time;
+  return true;
 }
 
 void SourceStage::reportProgress(Clock::time_point now) {
@@ -732,7 +764,8 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp
     }
   }
   const timestamp_t from = saturatingAdd(begin, -saturatingAdd(widest.before, channels_look_back));
-  source_.seekTo(from);
+  // A source that seeks starts afresh: the rest of a block an earlier run was cut in is gone.
+  if (source_.seekTo(from)) has_carried_ = false;
   stop_requested_.store(false, std::memory_order_relaxed);
   return runStream(
       -1, StreamSpan{from, saturatingAdd(saturatingAdd(end, widest.after), channels_look_ahead)});
@@ -772,7 +805,9 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps, StreamSpan window) 
                       profile,
                       stop_requested_,
                       duration_ps,
-                      window};
+                      window,
+                      carried_,
+                      has_carried_};
 
   StreamEndNotifier notify_stream_end{*run};
   tbb::task_arena arena(threads);

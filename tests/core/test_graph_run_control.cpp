@@ -82,6 +82,24 @@ TEST_CASE("requestStop right after runAsync is not lost", "[graph][run]") {
   CHECK_NOTHROW(run.get());
 }
 
+TEST_CASE("A run cut inside a block leaves the rest of it to the next run", "[graph][run]") {
+  // Blocks of 1000 ps with 10 tags; the cuts fall at 2345 and 2345 + 4321 ps.
+  const PatternSource::Config config = endless();
+  PatternSource source(config);
+  Probe probe("probe", Probe::Options{.keep_tags = true});
+  MeasurementGraph graph(source, GraphOptions{.threads = 2});
+  graph.add(probe);
+  CHECK(graph.run(2345).stream_duration_ps == 2345);
+  CHECK(graph.run(4321).stream_duration_ps == 4321);
+  graph.run(10'000);
+  std::vector<Tag> expected;
+  for (const Tag& tag : PatternSource::allTags(config, 17)) {
+    if (tag.time < 2345 + 4321 + 10'000) expected.push_back(tag);
+  }
+  CHECK(probe.tags() == expected);
+  CHECK(probe.getCaptureDuration() == 2345 + 4321 + 10'000);
+}
+
 TEST_CASE("An exception in a measurement comes out of run()", "[graph][run]") {
   const int threads = GENERATE(1, 2);
   PatternSource source(endless());

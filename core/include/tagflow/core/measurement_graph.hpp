@@ -93,7 +93,8 @@ class MeasurementGraph {
 
   // Processes the stream until the source ends, `duration_ps` of stream time has passed
   // (cut exactly, also inside a block), or requestStop() is called. Rethrows the first
-  // exception of any node. A graph can be run again; measurements keep their data.
+  // exception of any node. A graph can be run again; measurements keep their data, and the
+  // next run goes on where this one was cut (the rest of the cut block comes first).
   Profile run(timestamp_t duration_ps = -1);
   std::future<Profile> runAsync(timestamp_t duration_ps = -1);
   // Counts only [begin, end) of the stream (docs/parallel.md): every measurement, each shard of
@@ -162,6 +163,9 @@ class MeasurementGraph {
   std::vector<std::unique_ptr<Measurement>> owned_;
   std::vector<std::unique_ptr<VirtualChannel>> owned_channels_;
   std::atomic<bool> stop_requested_{false};
+  // The part of a block after the cut that ended the last run: the next run's first block.
+  BlockBuffer carried_;
+  bool has_carried_ = false;
   std::atomic<bool> running_{false};
   std::shared_ptr<Run> run_;  // set while a run is in progress (guarded by mutex_)
 };
