@@ -286,6 +286,57 @@ TEST_CASE("A wrong record count is a warning, a truncated last record an error a
   CHECK(times == std::vector<timestamp_t>{1, 2, 3});
 }
 
+TEST_CASE("PTU header values the records depend on must have their type", "[vendor][ptu]") {
+  TempDir dir;
+  const std::string path = dir.file("typed.ptu");
+  const auto records = {genericT2(0, 100), genericT2(0, 200)};
+  // A resolution stored as an integer: its bits read as a double would be 5e-324 s.
+  PtuBuilder()
+      .integer("TTResultFormat_TTTRRecType", 0x00010207)
+      .integer("MeasDesc_GlobalResolution", 1)
+      .end()
+      .records(records)
+      .write(path);
+  CHECK_THROWS_AS(openPtuFile(path), DataError);
+  CHECK_THROWS_WITH(openPtuFile(path), Contains("'MeasDesc_GlobalResolution'") &&
+                                           Contains("byte offset 64") && Contains("type int") &&
+                                           Contains("valid: float"));
+  // As a string: its value is the string's length.
+  PtuBuilder()
+      .integer("TTResultFormat_TTTRRecType", 0x00010207)
+      .real("MeasDesc_GlobalResolution", 1e-12)
+      .text("MeasDesc_Resolution", "1e-12")
+      .end()
+      .records(records)
+      .write(path);
+  CHECK_THROWS_WITH(openPtuFile(path), Contains("'MeasDesc_Resolution'") &&
+                                           Contains("type string") && Contains("valid: float"));
+  PtuBuilder()
+      .real("TTResultFormat_TTTRRecType", 1.0)
+      .real("MeasDesc_GlobalResolution", 1e-12)
+      .end()
+      .write(path);
+  CHECK_THROWS_WITH(openPtuFile(path), Contains("'TTResultFormat_TTTRRecType'") &&
+                                           Contains("type float") && Contains("valid: int"));
+  PtuBuilder()
+      .integer("TTResultFormat_TTTRRecType", 0x00010207)
+      .real("TTResult_NumberOfRecords", 2.0)
+      .real("MeasDesc_GlobalResolution", 1e-12)
+      .end()
+      .write(path);
+  CHECK_THROWS_WITH(openPtuFile(path), Contains("'TTResult_NumberOfRecords'") &&
+                                           Contains("type float") && Contains("valid: int"));
+  // Below a femtosecond a resolution is refused, however it scales.
+  PtuBuilder().standard(0x00010207, 5e-324, 5e-324, 2).records(records).write(path);
+  CHECK_THROWS_WITH(openPtuFile(path),
+                    Contains("MeasDesc_GlobalResolution") && Contains("valid: >= 1e-15 s"));
+  PtuBuilder().standard(0x00010307, 100e-9, 1e-16, 2).records(records).write(path);
+  CHECK_THROWS_WITH(openPtuFile(path),
+                    Contains("MeasDesc_Resolution") && Contains("1e-16 s is invalid"));
+  PtuBuilder().standard(0x00010207, 1e-15, 1e-15, 2).records(records).write(path);
+  CHECK_NOTHROW(openPtuFile(path));
+}
+
 TEST_CASE("Disorder beyond what a format allows names the record", "[vendor][ptu]") {
   TempDir dir;
   const std::string path = dir.file("disorder.ptu");

@@ -20,6 +20,7 @@ constexpr std::uint64_t kHydraHarpV1T2Wrap = 33552000;
 constexpr std::uint64_t kGenericT2Wrap = 33554432;
 constexpr std::uint64_t kHydraHarpT3Wrap = 1024;
 constexpr std::uint64_t kPicoHarpLargestDtime = 0xFFF;
+constexpr double kSmallestUnitS = 1e-15;
 constexpr std::uint64_t kHydraHarpLargestDtime = 0x7FFF;
 // How far a T2 marker may lie before the photon recorded ahead of it: markers are stamped
 // with a coarser resolution than photons (PicoHarp keeps the marker bits in the time's low
@@ -57,9 +58,11 @@ class UnitScale {
   // below `largest_count` (the largest value of a field counted in it) is refused.
   UnitScale(double unit_s, std::string_view what, std::uint64_t limit_ps,
             std::uint64_t largest_count = 0) {
-    if (!(unit_s > 0) || !std::isfinite(unit_s) || unit_s > 1e3) {
+    // Below a femtosecond a unit is no instrument's: it would be a mistyped value (and would
+    // round most times to zero).
+    if (!(unit_s >= kSmallestUnitS) || !std::isfinite(unit_s) || unit_s > 1e3) {
       throw InvalidArgument(
-          fmt::format("{} {} s is invalid (valid: > 0 and <= 1000 s)", what, unit_s));
+          fmt::format("{} {} s is invalid (valid: >= 1e-15 s and <= 1000 s)", what, unit_s));
     }
     long double exact = static_cast<long double>(unit_s) * 1e12L;
     const long double nearest = std::round(exact);
@@ -126,7 +129,8 @@ class UnitScale {
                                                      static_cast<long double>(1ull << 63)));
     if (max_count_ < largest_count) {
       throw InvalidArgument(fmt::format(
-          "{} {} s is invalid (valid: > 0 and <= {:.6g} s, so that {} of it stay below {:.6g} ps)",
+          "{} {} s is invalid (valid: >= 1e-15 s and <= {:.6g} s, so that {} of it stay below "
+          "{:.6g} ps)",
           what, unit_s, static_cast<double>(limit_ps) / static_cast<double>(largest_count) * 1e-12,
           largest_count, static_cast<double>(limit_ps)));
     }
