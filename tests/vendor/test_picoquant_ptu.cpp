@@ -15,6 +15,7 @@
 #include "support/drain.hpp"
 #include "support/temp_dir.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/truncated_data.hpp"
 #include "tagflow/io/vendor/picoquant_files.hpp"
 #include "tagflow/io/vendor/picoquant_records.hpp"
 
@@ -59,6 +60,19 @@ std::uint32_t genericT2(std::uint32_t channel, std::uint32_t time, bool special 
 std::uint32_t genericT3(std::uint32_t channel, std::uint32_t dtime, std::uint32_t nsync,
                         bool special = false) {
   return (special ? kSpecial : 0) | (channel << 25) | (dtime << 10) | nsync;
+}
+
+// The message of the error that reading `path` ends with, "" when it reads to the end.
+std::string readError(const std::string& path, std::size_t block_size = 1000) {
+  try {
+    VendorFileSource source(openPtuFile(path), block_size);
+    BlockBuffer block;
+    while (source.next(block)) {
+    }
+  } catch (const DataError& error) {
+    return error.what();
+  }
+  return "";
 }
 
 }  // namespace
@@ -260,6 +274,33 @@ TEST_CASE("Bad PTU headers are named with their byte offset", "[vendor][ptu]") {
   builder.end().write(path);
   std::filesystem::resize_file(path, cut);
   CHECK_THROWS_WITH(openPtuFile(path), Contains("ends at byte") && Contains("header"));
+}
+
+TEST_CASE("A file cut off between records: every record, then the error", "[vendor][ptu]") {
+  TempDir dir;
+  const std::string path = dir.file("short.ptu");
+  PtuBuilder().standard(0x00010207, 1e-12, 1e-12, 5).records({1, 2, 3}).write(path);
+  VendorFile file = openPtuFile(path);
+  CHECK(file.warnings.empty());
+  CHECK(file.missing_records == 2);
+  const std::uint64_t end = file.data_offset + 12;
+  VendorFileSource source(std::move(file), 10);
+  BlockBuffer block;
+  std::vector<timestamp_t> times;
+  CHECK_THROWS_AS(
+      [&] {
+        while (source.next(block)) {
+          for (const Tag& tag : block.tags) times.push_back(tag.time);
+        }
+      }(),
+      TruncatedData);
+  CHECK(times == std::vector<timestamp_t>{1, 2, 3});
+  CHECK_THAT(readError(path), Contains("truncated at byte offset " + std::to_string(end)) &&
+                                  Contains("holds 3 records, the header counts 5"));
+  // Cut inside a record as well: the partial record's error, which names the count too.
+  PtuBuilder().standard(0x00010207, 1e-12, 1e-12, 5).records({1, 2, 3}).bytes(2).write(path);
+  CHECK_THAT(readError(path), Contains("last record is truncated") &&
+                                  Contains("the header counts 5 records, the file holds 3"));
 }
 
 TEST_CASE("A wrong record count is a warning, a truncated last record an error after the rest",

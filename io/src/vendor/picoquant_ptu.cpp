@@ -277,9 +277,13 @@ VendorFile openPtuFile(const std::string& path, VendorChannelMap channels) {
   file.data_offset = header.data_offset;
   file.records = (file.file_size - file.data_offset) / 4;
   // MeasDesc_AcquisitionTime is the time asked for, not the time recorded (a run stopped early
-  // keeps it), so the stream ends after its last tag.
+  // keeps it), so the stream ends after its last tag. Fewer records than the header counts: the
+  // file was cut off (a TruncatedData after the last record); more: a warning.
   if (header.header_records >= 0 &&
-      static_cast<std::uint64_t>(header.header_records) != file.records) {
+      static_cast<std::uint64_t>(header.header_records) > file.records) {
+    file.missing_records = static_cast<std::uint64_t>(header.header_records) - file.records;
+  } else if (header.header_records >= 0 &&
+             static_cast<std::uint64_t>(header.header_records) != file.records) {
     file.warnings.push_back(fmt::format(
         "'{}': the header counts {} records (TTResult_NumberOfRecords), the file holds {}; "
         "reading what the file holds",
