@@ -276,6 +276,23 @@ TEST_CASE("SPC-600/630 4096-channel layout: 6-byte records", "[vendor][spc]") {
                            T(2, (2 * wrap + 10) * p + 10)});
 }
 
+TEST_CASE("SPC gap on an overflow-count record", "[vendor][spc]") {
+  TempDir dir;
+  const std::string path = dir.file("gap.spc");
+  writeSet(dir.file("gap.set"), kSpc130,
+           {{"SP_TAC_R", "F,4.096e-08"},
+            {"SP_TAC_G", "I,1"},
+            {"SP_ADC_RE", "I,4096"},
+            {"SP_MTCLK", "I,0"}});
+  constexpr timestamp_t p = 50'000;
+  // A GAP on an overflow-count record: marked at the next record with a time.
+  writeWords(path, {kInvalid | 500, photon130(10, 0, 4095), photon130(20, 1, 4095),
+                    overflowCount(3) | kGap, photon130(5, 0, 4095), photon130(7, 0, 4095)});
+  CHECK(eventsOf(openSpcFile(path)) ==
+        std::vector<Event>{T(1, 10 * p), T(2, 20 * p), B(20 * p + 1), E((3 * 4096 + 5) * p),
+                           T(1, (3 * 4096 + 5) * p), T(1, (3 * 4096 + 7) * p)});
+}
+
 TEST_CASE("SPC-600/630 256-channel layout: 4-byte records, 8-bit ADC", "[vendor][spc]") {
   TempDir dir;
   const std::string path = dir.file("narrow.spc");

@@ -373,8 +373,7 @@ class SpcDecoder final : public RecordDecoder {
     } else if ((word & kInvalid) != 0 && record.mtov) {
       record.kind = SpcRecord::Kind::OverflowCount;
       record.count = word & kCountMask;
-      record.mtov = false;
-      record.gap = false;
+      record.mtov = false;  // the flag that makes it a count; its GAP flag is kept
     } else if ((word & kInvalid) != 0) {
       record.kind = SpcRecord::Kind::Invalid;
     } else if (layout_.layout == Layout::Spc130) {
@@ -392,14 +391,17 @@ class SpcDecoder final : public RecordDecoder {
   }
 
   Tag* handle(const SpcRecord& record, std::uint64_t index, timestamp_t floor, Tag* out) {
+    // A GAP on a record without a time (invalid, or a count of overflows) is marked at the next
+    // record with one.
+    gap_pending_ = gap_pending_ || record.gap;
     if (record.kind == SpcRecord::Kind::OverflowCount) {
       addOverflows(record.count, index);
-      // Every later record's macrotime is at least the overflows counted so far.
-      bound_ = std::max(bound_, macroTime(overflow_));
+      // Every later record's macrotime is at least the overflows counted so far; after a gap the
+      // interval that marks it begins after the last tag, before them.
+      if (!gap_pending_) bound_ = std::max(bound_, macroTime(overflow_));
       return out;
     }
     if (record.mtov) addOverflows(1, index);
-    gap_pending_ = gap_pending_ || record.gap;
     if (record.kind == SpcRecord::Kind::Invalid) return out;
     std::uint64_t macro = overflow_ + record.macrotime;
     if (gap_pending_) out = markGap(macro, index, floor, out);
