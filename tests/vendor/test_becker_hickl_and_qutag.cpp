@@ -276,7 +276,8 @@ TEST_CASE("SPC-600/630 4096-channel layout: 6-byte records", "[vendor][spc]") {
                            T(2, (2 * wrap + 10) * p + 10)});
 }
 
-TEST_CASE("SPC gap on an overflow-count record", "[vendor][spc]") {
+TEST_CASE("SPC gaps on records without a time: an overflow count, the last records",
+          "[vendor][spc]") {
   TempDir dir;
   const std::string path = dir.file("gap.spc");
   writeSet(dir.file("gap.set"), kSpc130,
@@ -291,6 +292,27 @@ TEST_CASE("SPC gap on an overflow-count record", "[vendor][spc]") {
   CHECK(eventsOf(openSpcFile(path)) ==
         std::vector<Event>{T(1, 10 * p), T(2, 20 * p), B(20 * p + 1), E((3 * 4096 + 5) * p),
                            T(1, (3 * 4096 + 5) * p), T(1, (3 * 4096 + 7) * p)});
+  // A GAP on the last record, which has no time: the interval after the last tag, at the
+  // stream's end; for every block size.
+  writeWords(path,
+             {kInvalid | 500, photon130(10, 0, 4095), photon130(20, 1, 4095), kInvalid | kGap});
+  for (std::size_t block : {std::size_t{1}, std::size_t{2}, std::size_t{1000}}) {
+    INFO("block size " << block);
+    VendorFileSource source(openSpcFile(path), block);
+    const DrainedStream stream = drain(source);
+    requireWellFormed(stream);
+    std::vector<Event> events;
+    for (const Tag& tag : stream.tags) events.push_back(eventOf(tag));
+    CHECK(events == std::vector<Event>{T(1, 10 * p), T(2, 20 * p), B(20 * p + 1), E(20 * p + 1)});
+    CHECK(stream.end() == 20 * p + 2);
+  }
+  // On an overflow count that ends the file: up to the end of the overflows it counts.
+  writeWords(path, {kInvalid | 500, photon130(10, 0, 4095), overflowCount(2) | kGap});
+  CHECK(eventsOf(openSpcFile(path)) ==
+        std::vector<Event>{T(1, 10 * p), B(10 * p + 1), E(2 * 4096 * p)});
+  // Nothing but a gap.
+  writeWords(path, {kInvalid | 500, kInvalid | kGap, kInvalid});
+  CHECK(eventsOf(openSpcFile(path)) == std::vector<Event>{B(0), E(0)});
 }
 
 TEST_CASE("SPC-600/630 256-channel layout: 4-byte records, 8-bit ADC", "[vendor][spc]") {

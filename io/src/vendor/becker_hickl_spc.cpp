@@ -216,6 +216,21 @@ class SpcDecoder final : public RecordDecoder {
   timestamp_t futureBound() const override { return bound_; }
   bool wroteSpecialTags() const override { return wrote_gap_; }
 
+  // A GAP on the last records, which hold no time: the data lost lie after the last tag, so
+  // the interval is marked from there to the stream's end, the last time the records reach
+  // (the overflows they count).
+  Tag* finish(Tag* out) override {
+    if (!gap_pending_) return out;
+    const timestamp_t begin = std::max(max_emitted_ + 1, bound_);
+    const timestamp_t end = std::max(begin, macroTime(overflow_));
+    out[0] = Tag{TagType::OverflowBegin, 0, 0, 0, begin};
+    out[1] = Tag{TagType::OverflowEnd, 0, 0, 0, end};
+    gap_pending_ = false;
+    wrote_gap_ = true;
+    max_emitted_ = end;
+    return out + 2;
+  }
+
   Tag* decode(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
               timestamp_t floor, Tag* out) override {
     run_begin_ = out;
@@ -392,7 +407,7 @@ class SpcDecoder final : public RecordDecoder {
 
   Tag* handle(const SpcRecord& record, std::uint64_t index, timestamp_t floor, Tag* out) {
     // A GAP on a record without a time (invalid, or a count of overflows) is marked at the next
-    // record with one.
+    // record with one, or at the end of the file (finish()).
     gap_pending_ = gap_pending_ || record.gap;
     if (record.kind == SpcRecord::Kind::OverflowCount) {
       addOverflows(record.count, index);

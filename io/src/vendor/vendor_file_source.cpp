@@ -83,6 +83,7 @@ std::size_t VendorFileSource::decodeRun(std::vector<Tag>& tags, std::size_t fill
   try {
     end = file_.decoder->decode(chunk_.data() + chunk_decoded_ * record_bytes_, count, next_record_,
                                 handed_out_until_, begin);
+    if (next_record_ + count == file_.records) end = file_.decoder->finish(end);
   } catch (const DataError& error) {
     // The decoders know records, not files: the message names the file here.
     throw DataError(fmt::format("'{}': {}", file_.path, error.what()));
