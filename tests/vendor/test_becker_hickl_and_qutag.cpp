@@ -276,6 +276,34 @@ TEST_CASE("SPC-600/630 4096-channel layout: 6-byte records", "[vendor][spc]") {
                            T(2, (2 * wrap + 10) * p + 10)});
 }
 
+TEST_CASE("SPC-600/630 4096-channel layout: a routing value above 15 is refused", "[vendor][spc]") {
+  TempDir dir;
+  const std::string path = dir.file("route.spc");
+  writeSet(dir.file("route.set"), kSpc630,
+           {{"SP_TAC_R", "F,4.096e-08"}, {"SP_TAC_G", "I,1"}, {"SP_ADC_RE", "I,4096"}});
+  // The 8-bit routing field: 99 would be channel 100, the sync; 199 and 255 the markers'.
+  for (std::uint16_t routing : {16, 99, 199, 255}) {
+    for (std::uint16_t flags : {0, 0x4000}) {  // a plain photon, and one after a gap
+      INFO("routing " << routing << " flags " << flags);
+      const std::vector<std::array<std::uint16_t, 3>> records{
+          {0x1000, 500, 0},
+          {4095, 15 << 8, 10},  // routing 15: the last input
+          {static_cast<std::uint16_t>(flags | 4095), static_cast<std::uint16_t>(routing << 8), 20},
+      };
+      {
+        std::ofstream out(path, std::ios::binary);
+        for (const auto& record : records) {
+          out.write(reinterpret_cast<const char*>(record.data()), 6);
+        }
+      }
+      const auto [events, message] = eventsUntilError(openSpcFile(path));
+      CHECK(events.empty());
+      CHECK_THAT(message, Contains("record 1: a photon on routing channel " +
+                                   std::to_string(routing) + " (valid: 0..15"));
+    }
+  }
+}
+
 TEST_CASE("SPC gaps on records without a time: an overflow count, the last records",
           "[vendor][spc]") {
   TempDir dir;

@@ -312,6 +312,7 @@ class SpcDecoder final : public RecordDecoder {
         gap_pending = gap_pending_;
         continue;
       }
+      if constexpr (kLayout == Layout::Spc600Wide) checkRouting(first_index + i, routing);
       const std::uint64_t macro = overflow + macrotime;
       if (macro > max_macro) [[unlikely]] {
         throwBeyondLimit(first_index + i, macro);
@@ -434,6 +435,7 @@ class SpcDecoder final : public RecordDecoder {
       }
       return out;
     }
+    if (layout_.layout == Layout::Spc600Wide) checkRouting(index, record.routing);
     if (sync_tags_ && macro != last_sync_) {
       out = emit(makeTimeTag(channels_.sync, start), index, floor, out);
       last_sync_ = macro;
@@ -480,6 +482,18 @@ class SpcDecoder final : public RecordDecoder {
                       index, static_cast<double>(reached), static_cast<double>(kTimeLimitPs)));
     }
     overflow_ += periods * layout_.wrap;
+  }
+
+  // The 4096-channel layout stores the routing channel in 8 bits, but B&H's routers have at most
+  // 16 channels and the channel map gives the inputs of an SPC file 16 channels (checkChannelMap
+  // in vendor_formats.cpp): a larger value is damage, and would land on the sync or marker
+  // channels.
+  static void checkRouting(std::uint64_t index, std::uint32_t routing) {
+    if (routing > 15) [[unlikely]] {
+      throw DataError(fmt::format(
+          "record {}: a photon on routing channel {} (valid: 0..15, the inputs a module routes)",
+          index, routing));
+    }
   }
 
   [[noreturn]] void throwBeyondLimit(std::uint64_t index, std::uint64_t macro) const {
