@@ -1,8 +1,8 @@
 // `tagflow info FILE`: what a time-tag file holds, as a table or, with --json, as a JSON
 // object. A vendor's file: from its header, the format, the records, and every header entry
-// with its type and value (format, path, size, records, data_offset, warnings, provenance,
-// header). A tagflow recording: its header, and per part its size and time index (records
-// listed, the time range they cover), from the parts' last bytes only.
+// with its type and value (format, path, size, records, missing_records, data_offset, warnings,
+// provenance, header). A tagflow recording: its header, and per part its size and time index
+// (records listed, the time range they cover), from the parts' last bytes only.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -39,6 +39,7 @@ void printJson(const VendorFile& file) {
                             {"format", file.format},
                             {"size", file.file_size},
                             {"records", file.records},
+                            {"missing_records", file.missing_records},
                             {"data_offset", file.data_offset},
                             {"warnings", file.warnings},
                             {"provenance", provenanceJson(file.provenance)},
@@ -49,6 +50,10 @@ void printJson(const VendorFile& file) {
 void printTable(const VendorFile& file) {
   std::cout << fmt::format("{}\n  format  {}\n  size    {} bytes\n  records {} from byte {}\n",
                            file.path, file.format, file.file_size, file.records, file.data_offset);
+  if (file.missing_records != 0) {
+    std::cout << fmt::format("  truncated: the header counts {} more records than the file holds\n",
+                             file.missing_records);
+  }
   for (const std::string& warning : file.warnings) std::cout << "  warning: " << warning << "\n";
   std::size_t name_width = 4, type_width = 4;
   for (const HeaderField& field : file.header.fields()) {

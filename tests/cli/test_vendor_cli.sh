@@ -2,7 +2,8 @@
 # Vendor files from the command line: `tagflow info` as a table and as JSON, `tagflow convert`
 # from PTU to a tag file and raw (exactly the same tags either way), a run on `kind = "file"`
 # whose results file carries the header values the tags depend on, and refused inputs (a file
-# of no known format, a truncated record, a header entry of an unknown type).
+# of no known format, a truncated record, a file cut between records, a header entry of an
+# unknown type).
 # Usage: test_vendor_cli.sh PATH/TO/tagflow VENDOR_DATA_FOLDER
 set -uo pipefail
 tagflow=$1
@@ -140,6 +141,16 @@ if [ $? -eq 3 ] && grep -q "damaged tail: .*truncated" err.txt && grep -q "byte 
   pass "truncated record named with its byte offset, the records before it converted"
 else
   fail "truncated record: $(cat err.txt)"
+fi
+
+# Cut between two records: the header counts more records than the file holds.
+head -c 200000 "$ptu" >short.ptu
+"$tagflow" convert short.ptu short.raw >out.txt 2>err.txt
+if [ $? -eq 3 ] && grep -q "damaged tail: .*truncated at byte offset 200000" err.txt &&
+  grep -q "holds 48550 records, the header counts 106349" err.txt && [ -s short.raw ]; then
+  pass "file cut between records: the records it holds converted, then the damaged tail"
+else
+  fail "file cut between records: $(cat err.txt)"
 fi
 
 finish

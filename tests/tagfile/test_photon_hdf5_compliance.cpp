@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -378,6 +379,7 @@ class Writer {
 // nanotimes (uint16) with their TCSPC unit, the arrays compressed with `filter`.
 struct ForeignFile {
   std::vector<std::int64_t> timestamps;
+  std::vector<std::uint64_t> unsigned_timestamps;  // written as uint64 instead when not empty
   std::vector<std::uint8_t> detectors;
   std::vector<std::uint16_t> nanotimes;  // empty: a T2 file
   double timestamps_unit = 1e-12;
@@ -389,8 +391,13 @@ void writeForeign(const std::string& path, const ForeignFile& content) {
   Writer w(path);
   w.text("/description", "written by the tagflow tests");
   w.group("/photon_data");
-  w.array("/photon_data/timestamps", H5T_STD_I64LE, H5T_NATIVE_INT64, content.timestamps,
-          content.filter);
+  if (content.unsigned_timestamps.empty()) {
+    w.array("/photon_data/timestamps", H5T_STD_I64LE, H5T_NATIVE_INT64, content.timestamps,
+            content.filter);
+  } else {
+    w.array("/photon_data/timestamps", H5T_STD_U64LE, H5T_NATIVE_UINT64,
+            content.unsigned_timestamps, content.filter);
+  }
   if (!content.detectors.empty()) {
     w.array("/photon_data/detectors", H5T_STD_U8LE, H5T_NATIVE_UINT8, content.detectors,
             content.filter);
@@ -758,6 +765,36 @@ TEST_CASE("Photon-HDF5 import: a timestamps unit that is no whole picosecond is 
   CHECK_THROWS_WITH(PhotonHdf5Source(dir.file("odd.h5"), 100),
                     Catch::Contains("timestamps_unit 1.5e-12 s") &&
                         Catch::Contains("whole number of picoseconds"));
+}
+
+TEST_CASE("Photon-HDF5 import: uint64 timestamps beyond int64 are refused, not clipped",
+          "[photon-hdf5]") {
+  quietHdf5();
+  test::TempDir dir;
+  // HDF5 converts 2^63 and more to INT64_MAX, one past the last time a stream can end after.
+  for (const std::uint64_t big : {std::uint64_t{1} << 63, ~std::uint64_t{0},
+                                  std::uint64_t{std::numeric_limits<std::int64_t>::max()}}) {
+    INFO("timestamp " << big);
+    ForeignFile content;
+    content.unsigned_timestamps = {1, 2, big};
+    content.detectors = {0, 1, 0};
+    writeForeign(dir.file("big.h5"), content);
+    PhotonHdf5Source source(dir.file("big.h5"), 100);
+    BlockBuffer block;
+    CHECK_THROWS_WITH(
+        [&] {
+          while (source.next(block)) {
+          }
+        }(),
+        Catch::Contains("timestamp 9223372036854775807 or more of photon 2 is out of range") &&
+            Catch::Contains("valid: |timestamp| < 9223372036854775807 with a unit of 1 ps"));
+  }
+  // uint64 timestamps within range read.
+  ForeignFile content;
+  content.unsigned_timestamps = {1, 2, std::uint64_t{1} << 40};
+  content.detectors = {0, 1, 0};
+  writeForeign(dir.file("fits.h5"), content);
+  CHECK(importAll(dir.file("fits.h5")).back().time == timestamp_t{1} << 40);
 }
 
 TEST_CASE("Photon-HDF5 export is compact: a small export takes a few bytes a tag",

@@ -276,6 +276,73 @@ TEST_CASE("SPC-600/630 4096-channel layout: 6-byte records", "[vendor][spc]") {
                            T(2, (2 * wrap + 10) * p + 10)});
 }
 
+TEST_CASE("SPC-600/630 4096-channel layout: a routing value above 15 is refused", "[vendor][spc]") {
+  TempDir dir;
+  const std::string path = dir.file("route.spc");
+  writeSet(dir.file("route.set"), kSpc630,
+           {{"SP_TAC_R", "F,4.096e-08"}, {"SP_TAC_G", "I,1"}, {"SP_ADC_RE", "I,4096"}});
+  // The 8-bit routing field: 99 would be channel 100, the sync; 199 and 255 the markers'.
+  for (std::uint16_t routing : {16, 99, 199, 255}) {
+    for (std::uint16_t flags : {0, 0x4000}) {  // a plain photon, and one after a gap
+      INFO("routing " << routing << " flags " << flags);
+      const std::vector<std::array<std::uint16_t, 3>> records{
+          {0x1000, 500, 0},
+          {4095, 15 << 8, 10},  // routing 15: the last input
+          {static_cast<std::uint16_t>(flags | 4095), static_cast<std::uint16_t>(routing << 8), 20},
+      };
+      {
+        std::ofstream out(path, std::ios::binary);
+        for (const auto& record : records) {
+          out.write(reinterpret_cast<const char*>(record.data()), 6);
+        }
+      }
+      const auto [events, message] = eventsUntilError(openSpcFile(path));
+      CHECK(events.empty());
+      CHECK_THAT(message, Contains("record 1: a photon on routing channel " +
+                                   std::to_string(routing) + " (valid: 0..15"));
+    }
+  }
+}
+
+TEST_CASE("SPC gaps on records without a time: an overflow count, the last records",
+          "[vendor][spc]") {
+  TempDir dir;
+  const std::string path = dir.file("gap.spc");
+  writeSet(dir.file("gap.set"), kSpc130,
+           {{"SP_TAC_R", "F,4.096e-08"},
+            {"SP_TAC_G", "I,1"},
+            {"SP_ADC_RE", "I,4096"},
+            {"SP_MTCLK", "I,0"}});
+  constexpr timestamp_t p = 50'000;
+  // A GAP on an overflow-count record: marked at the next record with a time.
+  writeWords(path, {kInvalid | 500, photon130(10, 0, 4095), photon130(20, 1, 4095),
+                    overflowCount(3) | kGap, photon130(5, 0, 4095), photon130(7, 0, 4095)});
+  CHECK(eventsOf(openSpcFile(path)) ==
+        std::vector<Event>{T(1, 10 * p), T(2, 20 * p), B(20 * p + 1), E((3 * 4096 + 5) * p),
+                           T(1, (3 * 4096 + 5) * p), T(1, (3 * 4096 + 7) * p)});
+  // A GAP on the last record, which has no time: the interval after the last tag, at the
+  // stream's end; for every block size.
+  writeWords(path,
+             {kInvalid | 500, photon130(10, 0, 4095), photon130(20, 1, 4095), kInvalid | kGap});
+  for (std::size_t block : {std::size_t{1}, std::size_t{2}, std::size_t{1000}}) {
+    INFO("block size " << block);
+    VendorFileSource source(openSpcFile(path), block);
+    const DrainedStream stream = drain(source);
+    requireWellFormed(stream);
+    std::vector<Event> events;
+    for (const Tag& tag : stream.tags) events.push_back(eventOf(tag));
+    CHECK(events == std::vector<Event>{T(1, 10 * p), T(2, 20 * p), B(20 * p + 1), E(20 * p + 1)});
+    CHECK(stream.end() == 20 * p + 2);
+  }
+  // On an overflow count that ends the file: up to the end of the overflows it counts.
+  writeWords(path, {kInvalid | 500, photon130(10, 0, 4095), overflowCount(2) | kGap});
+  CHECK(eventsOf(openSpcFile(path)) ==
+        std::vector<Event>{T(1, 10 * p), B(10 * p + 1), E(2 * 4096 * p)});
+  // Nothing but a gap.
+  writeWords(path, {kInvalid | 500, kInvalid | kGap, kInvalid});
+  CHECK(eventsOf(openSpcFile(path)) == std::vector<Event>{B(0), E(0)});
+}
+
 TEST_CASE("SPC-600/630 256-channel layout: 4-byte records, 8-bit ADC", "[vendor][spc]") {
   TempDir dir;
   const std::string path = dir.file("narrow.spc");

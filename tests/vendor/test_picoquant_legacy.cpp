@@ -21,6 +21,7 @@
 #include "support/drain.hpp"
 #include "support/temp_dir.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/truncated_data.hpp"
 #include "tagflow/io/vendor/picoquant_files.hpp"
 
 using namespace tagflow;
@@ -269,7 +270,7 @@ TEST_CASE("PicoHarp T3 (.pt3): sync period from CntRate0, dtime from the board r
   legacy.sync_rate = 40'000'000;        // 25000 ps
   legacy.board_resolution_ns = 0.016f;  // 16 ps, stored as 0.01600000075995922
   legacy.acquisition_ms = 5;
-  legacy.header_records = 99;
+  legacy.header_records = 3;  // fewer than the file holds: a warning
   legacy.image_words = {7, 8, 9};
   const std::vector<std::uint32_t> records{
       picoHarpT3(1, 10, 3),    picoHarpT3(2, 20, 3),
@@ -284,7 +285,8 @@ TEST_CASE("PicoHarp T3 (.pt3): sync period from CntRate0, dtime from the board r
   CHECK(file.records == records.size());
   CHECK(fieldValue(file, "AcquisitionTime") == "5");
   REQUIRE(file.warnings.size() == 1);
-  CHECK_THAT(file.warnings[0], Contains("counts 99 records (Records), the file holds 5"));
+  CHECK_THAT(file.warnings[0], Contains("counts 3 records (Records), the file holds 5"));
+  CHECK(file.missing_records == 0);
   CHECK(fieldValue(file, "CntRate0") == "40000000");
   CHECK(fieldValue(file, "ImgHdr") == "[7, 8, 9]");
   CHECK(fieldValue(file, "Board(0).RtChan(4).CFDZeroCross") == "5");
@@ -642,4 +644,54 @@ TEST_CASE("A truncated last legacy record: every complete record first, then the
   CHECK(ordered(events) == ordered(expected));
   CHECK_THAT(message,
              Contains("truncated") && Contains("byte offset " + std::to_string(complete_end)));
+}
+
+TEST_CASE("A legacy file cut off between records: every record first, then the error",
+          "[vendor][legacy]") {
+  TempDir dir;
+  const std::vector<std::uint32_t> records{
+      hydraHarpT3(false, 0, 100, 2),
+      hydraHarpT3(false, 1, 200, 3),
+  };
+  Legacy ht3{"HydraHarp", "2.0", 3};
+  ht3.sync_rate = 80'000'000;
+  ht3.header_records = 5;  // three records more than the file holds
+  const std::vector<std::uint8_t> bytes = hydraHarpFile(ht3, records);
+  const std::string path = writeFile(dir, "cut.ht3", bytes);
+  VendorFile file = openPicoQuantLegacyFile(path);
+  CHECK(file.warnings.empty());
+  CHECK(file.missing_records == 3);
+
+  VendorFileSource source(std::move(file), 1);
+  std::vector<Event> events;
+  BlockBuffer buffer;
+  std::string message;
+  try {
+    while (source.next(buffer)) {
+      for (const Tag& tag : buffer.tags) events.push_back({tag.channel, tag.time});
+    }
+  } catch (const TruncatedData& error) {
+    message = error.what();
+  }
+  const std::vector<Event> expected{
+      {100, 25000}, {1, 25000 + 800}, {100, 37500}, {2, 37500 + 1600}};
+  CHECK(ordered(events) == ordered(expected));
+  CHECK_THAT(message, Contains("truncated at byte offset " + std::to_string(bytes.size())) &&
+                          Contains("holds 2 records, the header counts 5"));
+
+  // The PicoHarp's count (an int32) the same way.
+  Legacy pt3{"PicoHarp 300", "2.0", 3};
+  pt3.sync_rate = 40'000'000;
+  pt3.board_resolution_ns = 0.016f;
+  pt3.header_records = 4;
+  const std::string pt3_path =
+      writeFile(dir, "cut.pt3", picoHarpFile(pt3, {picoHarpT3(1, 10, 3), picoHarpT3(2, 20, 3)}));
+  VendorFileSource pt3_source(openPicoQuantLegacyFile(pt3_path), 1000);
+  std::size_t tags = 0;
+  CHECK_THROWS_AS(
+      [&] {
+        while (pt3_source.next(buffer)) tags += buffer.tags.size();
+      }(),
+      TruncatedData);
+  CHECK(tags == 3);
 }

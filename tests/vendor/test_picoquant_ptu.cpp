@@ -1,8 +1,10 @@
 // PTU files: every record type, overflows (single and counted), markers, sync records, T3
 // sync tags and exact rounding of a sync period that is not a whole number of picoseconds,
 // on files written here with tags worked out by hand; the real files of tests/data/vendor
-// against an independent decode of their records written out in this file; bad headers, a
-// wrong record count, a truncated last record and disorder beyond what a format allows.
+// against an independent decode of their records written out in this file; bad headers, header
+// entries of the wrong type, a wrong record count, a file cut off between or inside records,
+// channels the format does not define, records that go back in time and disorder beyond what
+// a format allows.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "support/drain.hpp"
 #include "support/temp_dir.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/truncated_data.hpp"
 #include "tagflow/io/vendor/picoquant_files.hpp"
 #include "tagflow/io/vendor/picoquant_records.hpp"
 
@@ -59,6 +62,19 @@ std::uint32_t genericT2(std::uint32_t channel, std::uint32_t time, bool special 
 std::uint32_t genericT3(std::uint32_t channel, std::uint32_t dtime, std::uint32_t nsync,
                         bool special = false) {
   return (special ? kSpecial : 0) | (channel << 25) | (dtime << 10) | nsync;
+}
+
+// The message of the error that reading `path` ends with, "" when it reads to the end.
+std::string readError(const std::string& path, std::size_t block_size = 1000) {
+  try {
+    VendorFileSource source(openPtuFile(path), block_size);
+    BlockBuffer block;
+    while (source.next(block)) {
+    }
+  } catch (const DataError& error) {
+    return error.what();
+  }
+  return "";
 }
 
 }  // namespace
@@ -262,6 +278,33 @@ TEST_CASE("Bad PTU headers are named with their byte offset", "[vendor][ptu]") {
   CHECK_THROWS_WITH(openPtuFile(path), Contains("ends at byte") && Contains("header"));
 }
 
+TEST_CASE("A file cut off between records: every record, then the error", "[vendor][ptu]") {
+  TempDir dir;
+  const std::string path = dir.file("short.ptu");
+  PtuBuilder().standard(0x00010207, 1e-12, 1e-12, 5).records({1, 2, 3}).write(path);
+  VendorFile file = openPtuFile(path);
+  CHECK(file.warnings.empty());
+  CHECK(file.missing_records == 2);
+  const std::uint64_t end = file.data_offset + 12;
+  VendorFileSource source(std::move(file), 10);
+  BlockBuffer block;
+  std::vector<timestamp_t> times;
+  CHECK_THROWS_AS(
+      [&] {
+        while (source.next(block)) {
+          for (const Tag& tag : block.tags) times.push_back(tag.time);
+        }
+      }(),
+      TruncatedData);
+  CHECK(times == std::vector<timestamp_t>{1, 2, 3});
+  CHECK_THAT(readError(path), Contains("truncated at byte offset " + std::to_string(end)) &&
+                                  Contains("holds 3 records, the header counts 5"));
+  // Cut inside a record as well: the partial record's error, which names the count too.
+  PtuBuilder().standard(0x00010207, 1e-12, 1e-12, 5).records({1, 2, 3}).bytes(2).write(path);
+  CHECK_THAT(readError(path), Contains("last record is truncated") &&
+                                  Contains("the header counts 5 records, the file holds 3"));
+}
+
 TEST_CASE("A wrong record count is a warning, a truncated last record an error after the rest",
           "[vendor][ptu]") {
   TempDir dir;
@@ -284,6 +327,186 @@ TEST_CASE("A wrong record count is a warning, a truncated last record an error a
       }(),
       Contains("truncated") && Contains("byte offset " + std::to_string(tail)));
   CHECK(times == std::vector<timestamp_t>{1, 2, 3});
+}
+
+TEST_CASE("PTU header values the records depend on must have their type", "[vendor][ptu]") {
+  TempDir dir;
+  const std::string path = dir.file("typed.ptu");
+  const auto records = {genericT2(0, 100), genericT2(0, 200)};
+  // A resolution stored as an integer: its bits read as a double would be 5e-324 s.
+  PtuBuilder()
+      .integer("TTResultFormat_TTTRRecType", 0x00010207)
+      .integer("MeasDesc_GlobalResolution", 1)
+      .end()
+      .records(records)
+      .write(path);
+  CHECK_THROWS_AS(openPtuFile(path), DataError);
+  CHECK_THROWS_WITH(openPtuFile(path), Contains("'MeasDesc_GlobalResolution'") &&
+                                           Contains("byte offset 64") && Contains("type int") &&
+                                           Contains("valid: float"));
+  // As a string: its value is the string's length.
+  PtuBuilder()
+      .integer("TTResultFormat_TTTRRecType", 0x00010207)
+      .real("MeasDesc_GlobalResolution", 1e-12)
+      .text("MeasDesc_Resolution", "1e-12")
+      .end()
+      .records(records)
+      .write(path);
+  CHECK_THROWS_WITH(openPtuFile(path), Contains("'MeasDesc_Resolution'") &&
+                                           Contains("type string") && Contains("valid: float"));
+  PtuBuilder()
+      .real("TTResultFormat_TTTRRecType", 1.0)
+      .real("MeasDesc_GlobalResolution", 1e-12)
+      .end()
+      .write(path);
+  CHECK_THROWS_WITH(openPtuFile(path), Contains("'TTResultFormat_TTTRRecType'") &&
+                                           Contains("type float") && Contains("valid: int"));
+  PtuBuilder()
+      .integer("TTResultFormat_TTTRRecType", 0x00010207)
+      .real("TTResult_NumberOfRecords", 2.0)
+      .real("MeasDesc_GlobalResolution", 1e-12)
+      .end()
+      .write(path);
+  CHECK_THROWS_WITH(openPtuFile(path), Contains("'TTResult_NumberOfRecords'") &&
+                                           Contains("type float") && Contains("valid: int"));
+  // Below a femtosecond a resolution is refused, however it scales.
+  PtuBuilder().standard(0x00010207, 5e-324, 5e-324, 2).records(records).write(path);
+  CHECK_THROWS_WITH(openPtuFile(path),
+                    Contains("MeasDesc_GlobalResolution") && Contains("valid: >= 1e-15 s"));
+  PtuBuilder().standard(0x00010307, 100e-9, 1e-16, 2).records(records).write(path);
+  CHECK_THROWS_WITH(openPtuFile(path),
+                    Contains("MeasDesc_Resolution") && Contains("1e-16 s is invalid"));
+  PtuBuilder().standard(0x00010207, 1e-15, 1e-15, 2).records(records).write(path);
+  CHECK_NOTHROW(openPtuFile(path));
+}
+
+TEST_CASE("Records on channels the format does not define name the record and the channel",
+          "[vendor][ptu]") {
+  TempDir dir;
+  const std::string path = dir.file("channels.ptu");
+  // PicoHarp T3: inputs 1..4; channel 0 would have become first_input - 1, the sync's
+  // neighbour or the sync itself.
+  const auto picoHarpT3 = [](std::uint32_t channel, std::uint32_t nsync) {
+    return (channel << 28) | (10u << 16) | nsync;
+  };
+  for (std::uint32_t channel : {0u, 5u, 14u}) {
+    INFO("PicoHarp T3 channel " << channel);
+    PtuBuilder()
+        .standard(0x00010303, 100e-9, 4e-12, 2)
+        .records({picoHarpT3(1, 1), picoHarpT3(channel, 2)})
+        .write(path);
+    CHECK_THAT(readError(path),
+               Contains("record 1: a PicoHarp T3 record on channel " + std::to_string(channel)) &&
+                   Contains("valid: 1..4"));
+  }
+  // PicoHarp T2: 0 (the sync input) to 4.
+  for (std::uint32_t channel : {5u, 14u}) {
+    INFO("PicoHarp T2 channel " << channel);
+    PtuBuilder()
+        .standard(0x00010203, 4e-12, 4e-12, 2)
+        .records({(0u << 28) | 10, (channel << 28) | 20})
+        .write(path);
+    CHECK_THAT(readError(path),
+               Contains("record 1: a PicoHarp T2 record on channel " + std::to_string(channel)) &&
+                   Contains("valid: 0..4"));
+  }
+  PtuBuilder()
+      .standard(0x00010203, 4e-12, 4e-12, 2)
+      .records({(4u << 28) | 10, (0u << 28) | 20})
+      .write(path);
+  CHECK(readError(path).empty());
+
+  // Generic and HydraHarp special records: 1..15 markers, 63 overflow, and in T2 0 the sync.
+  for (std::uint32_t channel : {16u, 20u, 62u}) {
+    INFO("special channel " << channel);
+    PtuBuilder()
+        .standard(0x00010207, 1e-12, 1e-12, 2)
+        .records({genericT2(0, 100), genericT2(channel, 200, true)})
+        .write(path);
+    CHECK_THAT(readError(path),
+               Contains("record 1: a special record on channel " + std::to_string(channel)) &&
+                   Contains("valid: 0 sync, 1..15 markers, 63 overflow"));
+  }
+  for (std::uint32_t channel : {0u, 16u, 62u}) {
+    INFO("T3 special channel " << channel);
+    for (std::uint32_t type : {0x00010304u, 0x00010307u}) {
+      PtuBuilder()
+          .standard(type, 100e-9, 1e-12, 2)
+          .records({genericT3(0, 5, 1), genericT3(channel, 0, 2, true)})
+          .write(path);
+      CHECK_THAT(readError(path),
+                 Contains("record 1: a special record on channel " + std::to_string(channel)) &&
+                     Contains("(valid: 1..15 markers, 63 overflow)"));
+    }
+  }
+}
+
+TEST_CASE("Records that go back in time are refused, not sorted", "[vendor][ptu]") {
+  TempDir dir;
+  const std::string path = dir.file("back.ptu");
+  // T3: one record from an earlier sync period than the one before it, in the first block.
+  std::vector<std::uint32_t> words;
+  for (std::uint32_t k = 0; k < 100; ++k) words.push_back(genericT3(0, 5, 500 + k));
+  words.push_back(genericT3(1, 5, 10));
+  for (std::uint32_t k = 0; k < 100; ++k) words.push_back(genericT3(0, 5, 600 + k));
+  PtuBuilder().standard(0x00010307, 100e-9, 1e-12, 201).records(words).write(path);
+  CHECK_THAT(readError(path), Contains("record 100: sync period 10") &&
+                                  Contains("previous record's 599") &&
+                                  Contains("valid: nsync >= 599"));
+  // Overflows count: period 1024 + 3 after period 1030 is earlier.
+  PtuBuilder()
+      .standard(0x00010307, 100e-9, 1e-12, 4)
+      .records({genericT3(0, 5, 1000), genericT3(0x3F, 0, 1, true), genericT3(0, 5, 6),
+                genericT3(0, 5, 3)})
+      .write(path);
+  CHECK_THAT(readError(path),
+             Contains("record 3: sync period 1027") && Contains("previous record's 1030"));
+  // A marker's sync period too, and a photon's after a marker's.
+  PtuBuilder()
+      .standard(0x00010307, 100e-9, 1e-12, 2)
+      .records({genericT3(0, 5, 7), genericT3(1, 0, 6, true)})
+      .write(path);
+  CHECK_THAT(readError(path),
+             Contains("record 1: sync period 6") && Contains("previous record's 7"));
+  PtuBuilder()
+      .standard(0x00010307, 100e-9, 1e-12, 2)
+      .records({genericT3(1, 0, 7, true), genericT3(0, 5, 6)})
+      .write(path);
+  CHECK_THAT(readError(path), Contains("record 1: sync period 6"));
+  // Photons of one sync period, in any order of their dtimes, are put in order.
+  PtuBuilder()
+      .standard(0x00010307, 100e-9, 1e-12, 3)
+      .records({genericT3(0, 500, 7), genericT3(1, 5, 7), genericT3(2, 50, 7)})
+      .write(path);
+  CHECK(eventsOf(path) == std::vector<Event>{{100, 700000}, {2, 700005}, {3, 700050}, {1, 700500}});
+
+  // T2: a photon more than the markers' 1 us of slack before the latest photon.
+  words.clear();
+  for (std::uint32_t k = 0; k < 100; ++k) words.push_back(genericT2(0, 20'000'000 + 1000 * k));
+  words.push_back(genericT2(1, 1'000'000));
+  PtuBuilder().standard(0x00010207, 1e-12, 1e-12, 101).records(words).write(path);
+  CHECK_THAT(readError(path), Contains("record 100: a photon at 1000000 ps") &&
+                                  Contains("latest photon before it at 20099000 ps") &&
+                                  Contains("valid: at or after 19099000 ps"));
+  // The latest photon counts, not the one just before: 2'000'000 is within 1 us of 2'500'000
+  // but not of 3'000'001.
+  PtuBuilder()
+      .standard(0x00010207, 1e-12, 1e-12, 3)
+      .records({genericT2(0, 3'000'001), genericT2(0, 2'500'000), genericT2(0, 2'000'000)})
+      .write(path);
+  CHECK_THAT(readError(path), Contains("record 2: a photon at 2000000 ps"));
+  // A marker as well.
+  PtuBuilder()
+      .standard(0x00010207, 1e-12, 1e-12, 2)
+      .records({genericT2(0, 3'000'001), genericT2(1, 2'000'000, true)})
+      .write(path);
+  CHECK_THAT(readError(path), Contains("record 1: a marker at 2000000 ps"));
+  // Within the slack: sorted.
+  PtuBuilder()
+      .standard(0x00010207, 1e-12, 1e-12, 3)
+      .records({genericT2(0, 3'000'000), genericT2(1, 2'000'000, true), genericT2(1, 2'500'000)})
+      .write(path);
+  CHECK(eventsOf(path) == std::vector<Event>{{200, 2'000'000}, {2, 2'500'000}, {1, 3'000'000}});
 }
 
 TEST_CASE("Disorder beyond what a format allows names the record", "[vendor][ptu]") {

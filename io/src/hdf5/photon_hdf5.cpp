@@ -874,6 +874,8 @@ void PhotonHdf5Source::refillT2() {
   } else {
     channels.assign(take, 0);
   }
+  // HDF5 converts a uint64 timestamp of 2^63 or more to INT64_MAX, which the limit itself is
+  // with a unit of 1 ps: the limit is refused too (and no time + 1 can overflow).
   const std::int64_t limit = std::numeric_limits<timestamp_t>::max() / f.unit_ps;
   const std::size_t before = lookahead_.size();
   hsize_t photon = 0;
@@ -883,11 +885,13 @@ void PhotonHdf5Source::refillT2() {
     if (f.special_position < f.specials.size() && f.positions[f.special_position] == f.emitted) {
       lookahead_.push_back(f.specials[f.special_position++]);
     } else if (photon < take) {
-      if (times[photon] > limit || times[photon] < -limit) {
+      if (times[photon] >= limit || times[photon] <= -limit) {
         throw DataError(fmt::format(
-            "'{}': timestamp {} of photon {} is out of range (valid: |timestamp| <= {} with a "
+            "'{}': timestamp {}{} of photon {} is out of range (valid: |timestamp| < {} with a "
             "unit of {} ps)",
-            path_, times[photon], f.photon_position + photon, limit, f.unit_ps));
+            path_, times[photon],
+            times[photon] == std::numeric_limits<std::int64_t>::max() ? " or more" : "",
+            f.photon_position + photon, limit, f.unit_ps));
       }
       lookahead_.push_back(makeTimeTag(channels[photon], times[photon] * f.unit_ps));
       ++photon;

@@ -216,6 +216,21 @@ class SpcDecoder final : public RecordDecoder {
   timestamp_t futureBound() const override { return bound_; }
   bool wroteSpecialTags() const override { return wrote_gap_; }
 
+  // A GAP on the last records, which hold no time: the data lost lie after the last tag, so
+  // the interval is marked from there to the stream's end, the last time the records reach
+  // (the overflows they count).
+  Tag* finish(Tag* out) override {
+    if (!gap_pending_) return out;
+    const timestamp_t begin = std::max(max_emitted_ + 1, bound_);
+    const timestamp_t end = std::max(begin, macroTime(overflow_));
+    out[0] = Tag{TagType::OverflowBegin, 0, 0, 0, begin};
+    out[1] = Tag{TagType::OverflowEnd, 0, 0, 0, end};
+    gap_pending_ = false;
+    wrote_gap_ = true;
+    max_emitted_ = end;
+    return out + 2;
+  }
+
   Tag* decode(const std::uint8_t* records, std::size_t count, std::uint64_t first_index,
               timestamp_t floor, Tag* out) override {
     run_begin_ = out;
@@ -297,6 +312,7 @@ class SpcDecoder final : public RecordDecoder {
         gap_pending = gap_pending_;
         continue;
       }
+      if constexpr (kLayout == Layout::Spc600Wide) checkRouting(first_index + i, routing);
       const std::uint64_t macro = overflow + macrotime;
       if (macro > max_macro) [[unlikely]] {
         throwBeyondLimit(first_index + i, macro);
@@ -373,8 +389,7 @@ class SpcDecoder final : public RecordDecoder {
     } else if ((word & kInvalid) != 0 && record.mtov) {
       record.kind = SpcRecord::Kind::OverflowCount;
       record.count = word & kCountMask;
-      record.mtov = false;
-      record.gap = false;
+      record.mtov = false;  // the flag that makes it a count; its GAP flag is kept
     } else if ((word & kInvalid) != 0) {
       record.kind = SpcRecord::Kind::Invalid;
     } else if (layout_.layout == Layout::Spc130) {
@@ -392,14 +407,17 @@ class SpcDecoder final : public RecordDecoder {
   }
 
   Tag* handle(const SpcRecord& record, std::uint64_t index, timestamp_t floor, Tag* out) {
+    // A GAP on a record without a time (invalid, or a count of overflows) is marked at the next
+    // record with one, or at the end of the file (finish()).
+    gap_pending_ = gap_pending_ || record.gap;
     if (record.kind == SpcRecord::Kind::OverflowCount) {
       addOverflows(record.count, index);
-      // Every later record's macrotime is at least the overflows counted so far.
-      bound_ = std::max(bound_, macroTime(overflow_));
+      // Every later record's macrotime is at least the overflows counted so far; after a gap the
+      // interval that marks it begins after the last tag, before them.
+      if (!gap_pending_) bound_ = std::max(bound_, macroTime(overflow_));
       return out;
     }
     if (record.mtov) addOverflows(1, index);
-    gap_pending_ = gap_pending_ || record.gap;
     if (record.kind == SpcRecord::Kind::Invalid) return out;
     std::uint64_t macro = overflow_ + record.macrotime;
     if (gap_pending_) out = markGap(macro, index, floor, out);
@@ -417,6 +435,7 @@ class SpcDecoder final : public RecordDecoder {
       }
       return out;
     }
+    if (layout_.layout == Layout::Spc600Wide) checkRouting(index, record.routing);
     if (sync_tags_ && macro != last_sync_) {
       out = emit(makeTimeTag(channels_.sync, start), index, floor, out);
       last_sync_ = macro;
@@ -463,6 +482,18 @@ class SpcDecoder final : public RecordDecoder {
                       index, static_cast<double>(reached), static_cast<double>(kTimeLimitPs)));
     }
     overflow_ += periods * layout_.wrap;
+  }
+
+  // The 4096-channel layout stores the routing channel in 8 bits, but B&H's routers have at most
+  // 16 channels and the channel map gives the inputs of an SPC file 16 channels (checkChannelMap
+  // in vendor_formats.cpp): a larger value is damage, and would land on the sync or marker
+  // channels.
+  static void checkRouting(std::uint64_t index, std::uint32_t routing) {
+    if (routing > 15) [[unlikely]] {
+      throw DataError(fmt::format(
+          "record {}: a photon on routing channel {} (valid: 0..15, the inputs a module routes)",
+          index, routing));
+    }
   }
 
   [[noreturn]] void throwBeyondLimit(std::uint64_t index, std::uint64_t macro) const {

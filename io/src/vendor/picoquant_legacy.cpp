@@ -485,7 +485,11 @@ VendorFile openPicoQuantLegacyFile(const std::string& path, VendorChannelMap cha
   file.records = (file.file_size - file.data_offset) / 4;
   file.warnings = std::move(legacy.warnings);
   const char* count_field = picoharp ? "Records" : "NumberOfRecords";
-  if (!legacy.header_records_valid || legacy.header_records != file.records) {
+  // Fewer records than the header counts: the file was cut off (a TruncatedData after the last
+  // record); more, or a count that is not one: a warning.
+  if (legacy.header_records_valid && legacy.header_records > file.records) {
+    file.missing_records = legacy.header_records - file.records;
+  } else if (!legacy.header_records_valid || legacy.header_records != file.records) {
     file.warnings.push_back(fmt::format(
         "'{}': the header counts {} records ({}), the file holds {}; reading what the file holds",
         path, legacy.header_records_text, count_field, file.records));

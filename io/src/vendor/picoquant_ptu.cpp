@@ -90,6 +90,48 @@ std::string ansiToUtf8(const std::uint8_t* bytes, std::size_t size) {
   return text;
 }
 
+// The name tagflow gives an entry type, as `tagflow info` shows it.
+std::string_view typeName(std::uint32_t type) {
+  switch (type) {
+    case kEmpty8:
+      return "empty";
+    case kBool8:
+      return "bool";
+    case kInt8:
+      return "int";
+    case kBitSet64:
+      return "bitset";
+    case kColor8:
+      return "color";
+    case kFloat8:
+      return "float";
+    case kDateTime:
+      return "datetime";
+    case kFloat8Array:
+      return "float array";
+    case kAnsiString:
+      return "string";
+    case kWideString:
+      return "widestring";
+    case kBinaryBlob:
+      return "blob";
+    default:
+      return "unknown";
+  }
+}
+
+// The entries the records are decoded by must have their type: an integer read from a float's
+// bits (or a string's length) would decode every record wrongly.
+void requireType(const HeaderBytes& in, const std::string& name, std::uint64_t at,
+                 std::uint32_t type, std::uint32_t expected) {
+  if (type != expected) {
+    throw DataError(fmt::format(
+        "'{}': header entry '{}' at byte offset {} has the type {} (0x{:08X}) (valid: {}, "
+        "0x{:08X})",
+        in.path(), name, at, typeName(type), type, typeName(expected), expected));
+  }
+}
+
 struct PtuHeader {
   HeaderFields fields;
   std::uint64_t data_offset = 0;
@@ -177,10 +219,22 @@ PtuHeader readPtuHeader(HeaderBytes& in) {
                         in.path(), name, at, type));
     }
     const std::string_view key = name;
-    if (key == "TTResultFormat_TTTRRecType") header.record_type = integer;
-    if (key == "TTResult_NumberOfRecords") header.header_records = integer;
-    if (key == "MeasDesc_GlobalResolution") header.global_resolution = real;
-    if (key == "MeasDesc_Resolution") header.resolution = real;
+    if (key == "TTResultFormat_TTTRRecType") {
+      requireType(in, name, at, type, kInt8);
+      header.record_type = integer;
+    }
+    if (key == "TTResult_NumberOfRecords") {
+      requireType(in, name, at, type, kInt8);
+      header.header_records = integer;
+    }
+    if (key == "MeasDesc_GlobalResolution") {
+      requireType(in, name, at, type, kFloat8);
+      header.global_resolution = real;
+    }
+    if (key == "MeasDesc_Resolution") {
+      requireType(in, name, at, type, kFloat8);
+      header.resolution = real;
+    }
     if (key == "Header_End") break;
   }
   header.data_offset = in.offset();
@@ -223,9 +277,13 @@ VendorFile openPtuFile(const std::string& path, VendorChannelMap channels) {
   file.data_offset = header.data_offset;
   file.records = (file.file_size - file.data_offset) / 4;
   // MeasDesc_AcquisitionTime is the time asked for, not the time recorded (a run stopped early
-  // keeps it), so the stream ends after its last tag.
+  // keeps it), so the stream ends after its last tag. Fewer records than the header counts: the
+  // file was cut off (a TruncatedData after the last record); more: a warning.
   if (header.header_records >= 0 &&
-      static_cast<std::uint64_t>(header.header_records) != file.records) {
+      static_cast<std::uint64_t>(header.header_records) > file.records) {
+    file.missing_records = static_cast<std::uint64_t>(header.header_records) - file.records;
+  } else if (header.header_records >= 0 &&
+             static_cast<std::uint64_t>(header.header_records) != file.records) {
     file.warnings.push_back(fmt::format(
         "'{}': the header counts {} records (TTResult_NumberOfRecords), the file holds {}; "
         "reading what the file holds",

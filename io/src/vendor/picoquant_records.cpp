@@ -20,10 +20,13 @@ constexpr std::uint64_t kHydraHarpV1T2Wrap = 33552000;
 constexpr std::uint64_t kGenericT2Wrap = 33554432;
 constexpr std::uint64_t kHydraHarpT3Wrap = 1024;
 constexpr std::uint64_t kPicoHarpLargestDtime = 0xFFF;
+constexpr double kSmallestUnitS = 1e-15;
 constexpr std::uint64_t kHydraHarpLargestDtime = 0x7FFF;
 // How far a T2 marker may lie before the photon recorded ahead of it: markers are stamped
 // with a coarser resolution than photons (PicoHarp keeps the marker bits in the time's low
-// bits).
+// bits). A T2 tag earlier than the latest photon before it by more than this is an error. (The
+// T2 sample file, tests/data/vendor/picoquant/v30_t2.ptu, is in order, photons and markers
+// alike; the slack is kept for the markers' coarser stamps.)
 constexpr timestamp_t kT2MarkerSlackPs = 1'000'000;
 
 constexpr std::array kRecordTypes{
@@ -57,9 +60,11 @@ class UnitScale {
   // below `largest_count` (the largest value of a field counted in it) is refused.
   UnitScale(double unit_s, std::string_view what, std::uint64_t limit_ps,
             std::uint64_t largest_count = 0) {
-    if (!(unit_s > 0) || !std::isfinite(unit_s) || unit_s > 1e3) {
+    // Below a femtosecond a unit is no instrument's: it would be a mistyped value (and would
+    // round most times to zero).
+    if (!(unit_s >= kSmallestUnitS) || !std::isfinite(unit_s) || unit_s > 1e3) {
       throw InvalidArgument(
-          fmt::format("{} {} s is invalid (valid: > 0 and <= 1000 s)", what, unit_s));
+          fmt::format("{} {} s is invalid (valid: >= 1e-15 s and <= 1000 s)", what, unit_s));
     }
     long double exact = static_cast<long double>(unit_s) * 1e12L;
     const long double nearest = std::round(exact);
@@ -126,7 +131,8 @@ class UnitScale {
                                                      static_cast<long double>(1ull << 63)));
     if (max_count_ < largest_count) {
       throw InvalidArgument(fmt::format(
-          "{} {} s is invalid (valid: > 0 and <= {:.6g} s, so that {} of it stay below {:.6g} ps)",
+          "{} {} s is invalid (valid: >= 1e-15 s and <= {:.6g} s, so that {} of it stay below "
+          "{:.6g} ps)",
           what, unit_s, static_cast<double>(limit_ps) / static_cast<double>(largest_count) * 1e-12,
           largest_count, static_cast<double>(limit_ps)));
     }
@@ -303,27 +309,35 @@ class PicoQuantDecoder final : public RecordDecoder {
       }
       if (special) [[unlikely]] {
         overflow_ = overflow;
+        bound_ = bound;
         last_ = last;
         const std::uint64_t index = first_index + static_cast<std::uint64_t>(record - records) / 4;
         out = kLayout == PicoQuantLayout::PicoHarpT2
                   ? picoHarpT2Special(field, index, floor, out)
                   : hydraHarpT2Special(code & 0x3F, field, index, floor, out);
         overflow = overflow_;
+        bound = bound_;
         last = last_;
         continue;
+      }
+      if constexpr (kLayout == PicoQuantLayout::PicoHarpT2) {
+        // PicoHarp T2 photons are on channels 0 (its sync input) to 4.
+        if (code > 4) [[unlikely]] {
+          throwIllegalChannel(first_index + static_cast<std::uint64_t>(record - records) / 4, code);
+        }
       }
       const std::uint64_t units = overflow + field;
       const timestamp_t time = kWhole ? static_cast<timestamp_t>(units * unit) : scale(units);
       if (time < last) [[unlikely]] {
-        if (time < floor) {
-          throwDisorder(first_index + static_cast<std::uint64_t>(record - records) / 4, time,
-                        floor);
-        }
+        const std::uint64_t index = first_index + static_cast<std::uint64_t>(record - records) / 4;
+        if (time < bound) throwT2Backwards(index, "photon", time, bound);
+        if (time < floor) throwDisorder(index, time, floor);
         unordered_ = true;
       }
       storeTimeTag(out++, heads[code], time);
       last = time;
-      bound = time - kT2MarkerSlackPs;
+      // The latest photon's, so that the bound never moves back.
+      bound = std::max(bound, time - kT2MarkerSlackPs);
     }
     overflow_ = overflow;
     bound_ = bound;
@@ -344,6 +358,7 @@ class PicoQuantDecoder final : public RecordDecoder {
     const std::uint64_t sync_head = timeTagHead(channels_.sync);
     std::uint64_t overflow = overflow_;
     std::uint64_t last_sync = last_sync_;
+    std::uint64_t latest_nsync = latest_nsync_;
     timestamp_t bound = bound_;
     timestamp_t last = last_;
     const std::uint8_t* const end = records + 4 * count;
@@ -366,6 +381,7 @@ class PicoQuantDecoder final : public RecordDecoder {
       }
       if (special) [[unlikely]] {
         overflow_ = overflow;
+        latest_nsync_ = latest_nsync;
         bound_ = bound;
         last_ = last;
         const std::uint64_t index = first_index + static_cast<std::uint64_t>(record - records) / 4;
@@ -373,11 +389,26 @@ class PicoQuantDecoder final : public RecordDecoder {
                   ? picoHarpT3Special(nsync_field, dtime, index, floor, out)
                   : hydraHarpT3Special(code & 0x3F, nsync_field, index, floor, out);
         overflow = overflow_;
+        latest_nsync = latest_nsync_;
         bound = bound_;
         last = last_;
         continue;
       }
+      if constexpr (kLayout == PicoQuantLayout::PicoHarpT3) {
+        // PicoHarp T3 photons are on channels 1 to 4.
+        if (code - 1 > 3) [[unlikely]] {
+          throwIllegalChannel(first_index + static_cast<std::uint64_t>(record - records) / 4, code);
+        }
+      }
       const std::uint64_t nsync = overflow + nsync_field;
+      // Records are written in the order of their sync periods: one from an earlier period
+      // than the record before it is damage, not a disorder to sort (photons of one period,
+      // whose dtimes follow no order, are sorted).
+      if (nsync < latest_nsync) [[unlikely]] {
+        throwT3Backwards(first_index + static_cast<std::uint64_t>(record - records) / 4, nsync,
+                         latest_nsync);
+      }
+      latest_nsync = nsync;
       timestamp_t sync_time;
       timestamp_t time;
       if constexpr (kWholeSync && kWholeDtime) {
@@ -412,6 +443,7 @@ class PicoQuantDecoder final : public RecordDecoder {
     }
     overflow_ = overflow;
     last_sync_ = last_sync;
+    latest_nsync_ = latest_nsync;
     bound_ = bound;
     last_ = last;
     return out;
@@ -430,9 +462,20 @@ class PicoQuantDecoder final : public RecordDecoder {
     }
     return out;
   }
+  // A T2 marker may lie up to kT2MarkerSlackPs before the latest photon, no further.
+  Tag* t2Marker(std::uint32_t bits, timestamp_t time, std::uint64_t index, timestamp_t floor,
+                Tag* out) {
+    if (time < bound_) throwT2Backwards(index, "marker", time, bound_);
+    return emitMarkers(bits, time, index, floor, out);
+  }
+  // A T3 marker is stamped with its sync period, which may not be earlier than the last
+  // record's either.
   Tag* t3Marker(std::uint32_t bits, std::uint32_t nsync_field, std::uint64_t index,
                 timestamp_t floor, Tag* out) {
-    const timestamp_t sync = global_(overflow_ + nsync_field);
+    const std::uint64_t nsync = overflow_ + nsync_field;
+    if (nsync < latest_nsync_) throwT3Backwards(index, nsync, latest_nsync_);
+    latest_nsync_ = nsync;
+    const timestamp_t sync = global_(nsync);
     out = emitMarkers(bits, sync, index, floor, out);
     bound_ = std::max(bound_, sync);
     return out;
@@ -456,7 +499,7 @@ class PicoQuantDecoder final : public RecordDecoder {
       addOverflows(kPicoHarpT2Wrap, index);
       return out;
     }
-    return emitMarkers(markers, global_(overflow_ + field), index, floor, out);
+    return t2Marker(markers, global_(overflow_ + field), index, floor, out);
   }
   Tag* picoHarpT3Special(std::uint32_t nsync_field, std::uint32_t dtime, std::uint64_t index,
                          timestamp_t floor, Tag* out) {
@@ -475,7 +518,8 @@ class PicoQuantDecoder final : public RecordDecoder {
                    index);
       return out;
     }
-    return code <= 15 ? emitMarkers(code, global_(overflow_ + field), index, floor, out) : out;
+    if (code > 15) throwUndefinedSpecial(index, code);
+    return t2Marker(code, global_(overflow_ + field), index, floor, out);
   }
   Tag* hydraHarpT3Special(std::uint32_t code, std::uint32_t nsync_field, std::uint64_t index,
                           timestamp_t floor, Tag* out) {
@@ -484,7 +528,36 @@ class PicoQuantDecoder final : public RecordDecoder {
       addOverflows(kHydraHarpT3Wrap * (counted ? nsync_field : 1), index);
       return out;
     }
-    return code >= 1 && code <= 15 ? t3Marker(code, nsync_field, index, floor, out) : out;
+    if (code == 0 || code > 15) throwUndefinedSpecial(index, code);
+    return t3Marker(code, nsync_field, index, floor, out);
+  }
+
+  // The errors of records that the format does not allow, as PicoQuant's own readers treat them.
+  [[noreturn]] void throwIllegalChannel(std::uint64_t index, std::uint32_t code) const {
+    throw DataError(
+        fmt::format("record {}: a PicoHarp {} record on channel {}, which the format "
+                    "does not define (valid: {}, and 15 for special records)",
+                    index, isT3(layout_) ? "T3" : "T2", code, isT3(layout_) ? "1..4" : "0..4"));
+  }
+  [[noreturn]] void throwUndefinedSpecial(std::uint64_t index, std::uint32_t code) const {
+    throw DataError(fmt::format(
+        "record {}: a special record on channel {}, which the format does not define (valid: "
+        "{}1..15 markers, 63 overflow)",
+        index, code, isT3(layout_) ? "" : "0 sync, "));
+  }
+  [[noreturn]] static void throwT3Backwards(std::uint64_t index, std::uint64_t nsync,
+                                            std::uint64_t previous) {
+    throw DataError(fmt::format(
+        "record {}: sync period {} (nsync with its overflows) is before the previous record's "
+        "{}: T3 records go back in time (valid: nsync >= {})",
+        index, nsync, previous, previous));
+  }
+  [[noreturn]] static void throwT2Backwards(std::uint64_t index, std::string_view what,
+                                            timestamp_t time, timestamp_t bound) {
+    throw DataError(fmt::format(
+        "record {}: a {} at {} ps, more than {} ps before the latest photon before it at {} ps: "
+        "T2 records go back in time (valid: at or after {} ps)",
+        index, what, time, kT2MarkerSlackPs, bound + kT2MarkerSlackPs, bound));
   }
 
   PicoQuantLayout layout_;
@@ -496,6 +569,7 @@ class PicoQuantDecoder final : public RecordDecoder {
   Run run_;
   std::uint64_t overflow_ = 0;  // in time units (T2) or sync periods (T3)
   std::uint64_t last_sync_ = ~std::uint64_t{0};
+  std::uint64_t latest_nsync_ = 0;  // of the last T3 record with a sync period
   timestamp_t bound_ = std::numeric_limits<timestamp_t>::min();
   // Of the run being decoded: the last tag's time, and whether one was earlier than the last.
   timestamp_t last_ = 0;

@@ -83,6 +83,7 @@ std::size_t VendorFileSource::decodeRun(std::vector<Tag>& tags, std::size_t fill
   try {
     end = file_.decoder->decode(chunk_.data() + chunk_decoded_ * record_bytes_, count, next_record_,
                                 handed_out_until_, begin);
+    if (next_record_ + count == file_.records) end = file_.decoder->finish(end);
   } catch (const DataError& error) {
     // The decoders know records, not files: the message names the file here.
     throw DataError(fmt::format("'{}': {}", file_.path, error.what()));
@@ -100,13 +101,25 @@ std::size_t VendorFileSource::decodeRun(std::vector<Tag>& tags, std::size_t fill
 bool VendorFileSource::next(BlockBuffer& out) {
   if (ended_) {
     const std::uint64_t complete_end = file_.data_offset + file_.records * record_bytes_;
+    const std::uint64_t missing = file_.missing_records;
+    file_.missing_records = 0;  // reported once
+    const std::string counted =
+        missing == 0 ? std::string()
+                     : fmt::format("; the header counts {} records, the file holds {}",
+                                   file_.records + missing, file_.records);
     if (file_.file_size > complete_end) {
       const std::uint64_t trailing = file_.file_size - complete_end;
       file_.file_size = complete_end;  // reported once
       throw TruncatedData(fmt::format(
           "'{}': the last record is truncated: {} byte(s) at byte offset {} where a record "
-          "takes {} (every complete record before it was read)",
-          file_.path, trailing, complete_end, record_bytes_));
+          "takes {} (every complete record before it was read){}",
+          file_.path, trailing, complete_end, record_bytes_, counted));
+    }
+    if (missing != 0) {
+      throw TruncatedData(fmt::format(
+          "'{}': the file is truncated at byte offset {}: it holds {} records, the header "
+          "counts {} (every record it holds was read)",
+          file_.path, complete_end, file_.records, file_.records + missing));
     }
     return false;
   }

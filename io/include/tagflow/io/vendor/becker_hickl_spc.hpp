@@ -20,6 +20,8 @@
 //   after the last tag before the gap and an OverflowEnd at the record's macrotime; the record
 //   itself is read as usual. Overflows lost in the gap cannot be counted: when the macrotime
 //   after a gap is below the one before it, whole overflow periods are added until it is not.
+//   A GAP on a record without a time (an invalid photon, an overflow count) is marked at the
+//   next record with one; on the last records, from after the last tag to the stream's end.
 #pragma once
 
 #include <string>

@@ -48,6 +48,12 @@ class RecordDecoder {
   // No tag of a later record is earlier than this (ps); the largest time when none can be.
   virtual timestamp_t futureBound() const = 0;
 
+  // Called once after the file's last record was decoded: writes from `out` on the tags that
+  // what the last records left open gives at the end (at most two, after every tag written
+  // so far; room for them is left by the records that left it open, which wrote none) and
+  // returns the end of what it wrote. B&H: a GAP on the last records.
+  virtual Tag* finish(Tag* out) { return out; }
+
   // Whether any tag written so far was not a TimeTag (B&H's gap marks); until one was, a
   // block's index of special tags is empty without looking at its tags.
   virtual bool wroteSpecialTags() const { return false; }

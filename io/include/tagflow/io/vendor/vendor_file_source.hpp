@@ -9,7 +9,8 @@
 //
 // The header's record count is not trusted: the records are what the file holds. A trailing
 // partial record is an error (TruncatedData), raised after every complete record was handed
-// out, naming the byte offset where it starts.
+// out, naming the byte offset where it starts; so is a file that holds fewer records than its
+// header counts (cut off between two records).
 #pragma once
 
 #include <cstdint>
@@ -29,8 +30,11 @@ struct VendorFile {
   std::string path;
   std::string format;  // "PTU", "SPC", ...: what the header says the file is
   std::uint64_t file_size = 0;
-  std::uint64_t data_offset = 0;      // first byte of the first record
-  std::uint64_t records = 0;          // complete records the file holds
+  std::uint64_t data_offset = 0;  // first byte of the first record
+  std::uint64_t records = 0;      // complete records the file holds
+  // Records the header counts beyond `records`: the file was cut off, which is a TruncatedData
+  // after the last record.
+  std::uint64_t missing_records = 0;
   HeaderFields header;                // every header entry, for `tagflow info` and provenance
   std::vector<std::string> warnings;  // what the header gets wrong that reading works around
   // The header values the tags depend on (record type, resolutions, sync period), under their
