@@ -523,6 +523,8 @@ void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint
   if (status != wire::Status::Ok)
     return count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(status)));
   if (!started_) {
+    // The first datagram fixes the numbering: only one that decodes may.
+    if (!validContent(bytes, header)) return;
     // The sender numbers its datagrams from 0 and counts its events from 0: what came before
     // the first datagram seen is loss, found by the usual rules. One just after the start may
     // be a reordered early one, and the missing ones are waited for; one further on is a
@@ -540,6 +542,7 @@ void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint
     block_begin_ = header.base_time;
   } else if (!any_processed_ && header.base_time < position_) {
     // Until a datagram is used, the stream starts at the earliest one held.
+    if (!validContent(bytes, header)) return;
     position_ = header.base_time;
     block_begin_ = header.base_time;
   }
@@ -549,6 +552,10 @@ void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint
   if (seen && header.word_count == 0) return;
   if (seen) return count(kDuplicates);
   if (ahead < 0) return count(kLate);
+  // A datagram ahead is checked in full before it is held or its sequence number settles
+  // anything: a malformed one must neither stand in for a good copy nor declare the datagrams
+  // before it lost. The one expected is checked as it is used.
+  if (ahead > 0 && !validAhead(bytes, header)) return;
   if (static_cast<std::int32_t>(header.sequence - newest_sequence_) < 0) {
     count(kReordered);  // a later one came first
   } else {
@@ -571,18 +578,38 @@ void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint
       return;
     }
   }
-  // Held datagrams are checked now: a corrupt copy must not stand in for a good one.
-  scratch_.resize(header.word_count);
-  const wire::Status content =
-      wire::decodeWords(header, bytes.data() + wire::kHeaderBytes, scratch_.data()).status;
-  if (content != wire::Status::Ok) {
-    return count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(content)));
-  }
   Stashed& slot = stash_[header.sequence % stash_.size()];
   slot.used = true;
   slot.header = header;
   slot.bytes.assign(bytes.begin(), bytes.end());
   ++stashed_;
+}
+
+bool UdpStreamSource::validContent(std::span<const std::byte> bytes, const wire::Header& header) {
+  scratch_.resize(header.word_count);
+  const wire::Decoded decoded =
+      wire::decodeWords(header, bytes.data() + wire::kHeaderBytes, scratch_.data());
+  wire::Status status = decoded.status;
+  if (status == wire::Status::Ok &&
+      (header.base_time == std::numeric_limits<timestamp_t>::max() ||
+       (decoded.tags > 0 && decoded.last_time == std::numeric_limits<timestamp_t>::max()))) {
+    status = wire::Status::TimeOverflow;  // no block could end after it
+  }
+  if (status != wire::Status::Ok) {
+    count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(status)));
+    return false;
+  }
+  return true;
+}
+
+bool UdpStreamSource::validAhead(std::span<const std::byte> bytes, const wire::Header& header) {
+  if (header.base_time < position_) {
+    count(kTimeBackwards);
+    return false;
+  }
+  // The overflow flag is left to process(): it matters only when nothing before the datagram
+  // is lost, which is settled only by datagrams already checked.
+  return validContent(bytes, header);
 }
 
 bool UdpStreamSource::isStashed(std::uint32_t sequence) const {

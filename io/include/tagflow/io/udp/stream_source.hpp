@@ -146,6 +146,11 @@ class UdpStreamSource : public Source {
   void countForeign();
   void handleDatagram(std::span<const std::byte> bytes, std::uint8_t slot_flags, BlockBuffer& out);
   bool process(std::span<const std::byte> bytes, const wire::Header& header, BlockBuffer& out);
+  // Decodes into scratch_; a malformed datagram is counted and false returned.
+  bool validContent(std::span<const std::byte> bytes, const wire::Header& header);
+  // The checks process() makes that do not depend on the datagrams before it: made before a
+  // datagram ahead is held or lets its sequence number declare others lost.
+  bool validAhead(std::span<const std::byte> bytes, const wire::Header& header);
   // Resolves the oldest missing datagram: processes it from the stash or declares it lost.
   void settleOne(BlockBuffer& out);
   void settleUntil(std::uint32_t sequence, BlockBuffer& out);
