@@ -298,3 +298,35 @@ TEST_CASE("The sender names drops past the stream's end and times even one call"
   // No sender puts 20 000 tags through a socket in less than a microsecond.
   CHECK(static_cast<double>(sent.events_sent) / sent.seconds < 2e10);
 }
+
+TEST_CASE("A loss that no datagram used follows is marked at the end of the stream",
+          "[udp][loss]") {
+  // Datagram 2 is lost; 3 comes and is held, and so is 4, whose base time is after the last
+  // tag when it comes but before 3's tag: used after 3, it goes back in time and is lost too.
+  // Nothing follows: the stream ends at the idle timeout, and the second loss must still be
+  // an overflow interval, at the stream's end.
+  std::vector<std::string> notices;
+  UdpStreamSource receiver(loopbackReceiver(&notices, 0.3));
+  RawSender sender(receiver.port());
+  sender.send(crafted(0, 0, 1000));
+  sender.send(crafted(1, 0, 1000, {risingWord(1, 0)}));
+  sender.send(crafted(3, 2, 1500, {risingWord(1, 0)}));
+  sender.send(crafted(4, 3, 1200, {risingWord(2, 0)}));
+  const DrainedStream received = drain(receiver);
+  requireWellFormed(received);
+  const UdpReceiverStats stats = receiver.stats();
+  const std::vector<Tag> expected{
+      {TagType::TimeTag, 0, 0, 1, 1000},      {TagType::OverflowBegin, 0, 0, 0, 1001},
+      {TagType::MissedEvents, 0, 1, 0, 1500}, {TagType::OverflowEnd, 0, 0, 0, 1500},
+      {TagType::TimeTag, 0, 0, 1, 1500},      {TagType::OverflowBegin, 0, 0, 0, 1501},
+      {TagType::OverflowEnd, 0, 0, 0, 1501}};
+  CHECK((received.tags == expected));
+  CHECK(received.begin() == 1000);
+  CHECK(received.end() == 1502);
+  CHECK(stats.datagrams_lost == 2);
+  CHECK(stats.gaps == 2);
+  CHECK(stats.events_lost == 1);  // what the second loss held is not known
+  CHECK(stats.time_backwards == 1);
+  REQUIRE_FALSE(notices.empty());
+  CHECK_THAT(notices.back(), Contains("ending the stream (idle_timeout_s)"));
+}

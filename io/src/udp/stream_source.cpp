@@ -454,6 +454,7 @@ bool UdpStreamSource::next(BlockBuffer& out) {
                       ": receiving failed: " + systemErrorText(error));
       }
       settleStash(out);
+      closeTailLoss(out);
       ended_ = true;
       break;
     }
@@ -469,6 +470,7 @@ bool UdpStreamSource::next(BlockBuffer& out) {
       config_.notice("no datagrams for " + formatSeconds(idle) + " on " + bound_.text() +
                      ": ending the stream (idle_timeout_s)");
       settleStash(out);
+      closeTailLoss(out);
       ended_ = true;
       break;
     }
@@ -644,6 +646,25 @@ void UdpStreamSource::drainStash(BlockBuffer& out) {
 
 void UdpStreamSource::settleStash(BlockBuffer& out) {
   while (stashed_ > 0) settleOne(out);
+}
+
+void UdpStreamSource::closeTailLoss(BlockBuffer& out) {
+  if (pending_lost_ == 0) return;
+  // Nothing came after the lost datagrams to say how many events they held or where they
+  // ended: the interval opens after the last record and closes on the stream's last
+  // picosecond, without MissedEvents.
+  count(kLost, pending_lost_);
+  count(kGaps);
+  pending_lost_ = 0;
+  if (!any_processed_ || in_overflow_) return;  // no stream yet, or inside an interval already
+  ensureRoom(out, 2);
+  for (std::size_t i = 0; i < 2; ++i)
+    out.special.push_back(static_cast<std::uint32_t>(filled_ + i));
+  const timestamp_t at =
+      position_ == std::numeric_limits<timestamp_t>::max() ? position_ - 1 : position_;
+  out.storage[filled_++] = Tag{TagType::OverflowBegin, 0, 0, 0, at};
+  out.storage[filled_++] = Tag{TagType::OverflowEnd, 0, 0, 0, at};
+  position_ = at + 1;
 }
 
 void UdpStreamSource::ensureRoom(BlockBuffer& out, std::size_t tags) {

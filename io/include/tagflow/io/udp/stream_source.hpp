@@ -158,6 +158,8 @@ class UdpStreamSource : public Source {
   void drainStash(BlockBuffer& out);
   // Settles until nothing is held: the end of the stream or of a quiet spell.
   void settleStash(BlockBuffer& out);
+  // At the end of the stream: marks datagrams declared lost that no datagram used followed.
+  void closeTailLoss(BlockBuffer& out);
   bool isStashed(std::uint32_t sequence) const;
   bool wasSeen(std::uint32_t sequence) const;
   void ensureRoom(BlockBuffer& out, std::size_t tags);
