@@ -8,9 +8,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <future>
 #include <memory>
 #include <numeric>
+#include <thread>
 
 #include "support/drain.hpp"
 #include "support/generators.hpp"
@@ -327,6 +330,45 @@ TEST_CASE("A loss that no datagram used follows is marked at the end of the stre
   CHECK(stats.gaps == 2);
   CHECK(stats.events_lost == 1);  // what the second loss held is not known
   CHECK(stats.time_backwards == 1);
+  REQUIRE_FALSE(notices.empty());
+  CHECK_THAT(notices.back(), Contains("ending the stream (idle_timeout_s)"));
+}
+
+TEST_CASE("Datagrams that are dropped do not hold off the idle timeout", "[udp][loss]") {
+  // The sender stops without its end; the same address then keeps sending copies of a
+  // datagram already used, and malformed ones. Neither is data: the stream ends after the idle
+  // timeout all the same.
+  std::vector<std::string> notices;
+  UdpStreamSource receiver(loopbackReceiver(&notices, 0.5));
+  RawSender sender(receiver.port());
+  const Datagram used = crafted(1, 0, 1000, {risingWord(1, 0)});
+  sender.send(crafted(0, 0, 1000));
+  sender.send(used);
+  sender.send(crafted(2, 1, 2000, {risingWord(1, 0)}));
+  std::atomic<bool> ended{false};
+  std::size_t repeats = 0;
+  auto repeating = std::async(std::launch::async, [&] {
+    Datagram malformed = used;
+    malformed[5] = std::byte{0x80};  // an unknown flag
+    std::vector<Datagram> copies{used, malformed};
+    for (; repeats < 40 && !ended.load(); ++repeats) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      sender.sendBatch(copies);
+    }
+  });
+  const auto begin = std::chrono::steady_clock::now();
+  const DrainedStream received = drain(receiver);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  ended = true;
+  repeating.get();
+  requireWellFormed(received);
+  const UdpReceiverStats stats = receiver.stats();
+  CHECK(seconds < 2.0);  // the idle timeout is 0.5 s; the copies went on for 4 s
+  CHECK(repeats < 40);
+  CHECK(stats.duplicates >= 2);
+  CHECK(stats.malformed() >= 2);
+  CHECK(received.tags.size() == 2);
   REQUIRE_FALSE(notices.empty());
   CHECK_THAT(notices.back(), Contains("ending the stream (idle_timeout_s)"));
 }

@@ -442,10 +442,15 @@ bool UdpStreamSource::next(BlockBuffer& out) {
   while (filled_ < config_.block_size && !ended_) {
     if (ring_.readable() > 0) {
       const DatagramRing::SlotInfo info = ring_.readInfo();
+      const std::uint64_t used_before = used_or_held_;
       handleDatagram(std::span<const std::byte>(ring_.readSlot(), info.length), info.flags, out);
       ring_.release();
-      last_data = Clock::now();
-      waiting_since_ = last_data;
+      // Only the stream's progress counts as data: late, duplicate and malformed datagrams
+      // neither keep a block open nor hold off the idle timeout.
+      if (used_or_held_ != used_before) {
+        last_data = Clock::now();
+        waiting_since_ = last_data;
+      }
       continue;
     }
     if (stop_.load(std::memory_order_acquire)) {
@@ -585,6 +590,7 @@ void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint
   slot.header = header;
   slot.bytes.assign(bytes.begin(), bytes.end());
   ++stashed_;
+  ++used_or_held_;
 }
 
 bool UdpStreamSource::validContent(std::span<const std::byte> bytes, const wire::Header& header) {
@@ -748,6 +754,7 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
     position_ = std::max(position_, header.base_time);
   }
   any_processed_ = true;
+  ++used_or_held_;
   expected_sequence_ = header.sequence + 1;
   expected_events_ = header.events_before + decoded.events;
   seen_[header.sequence % seen_.size()] = std::uint64_t{1} << 32 | header.sequence;

@@ -197,9 +197,10 @@ class UdpStreamSource : public Source {
   std::uint64_t pending_lost_ = 0;     // declared lost, overflow marks not yet written
   std::vector<Stashed> stash_;
   std::size_t stashed_ = 0;
+  std::uint64_t used_or_held_ = 0;          // datagrams used or held so far
   std::vector<Tag> scratch_;                // for checking a datagram before holding it
   std::array<std::uint64_t, 1024> seen_{};  // (1 << 32 | sequence) of recent accepted ones
-  Clock::time_point waiting_since_;         // construction, then the last datagram
+  Clock::time_point waiting_since_;         // construction, then the last datagram used or held
   Clock::time_point last_notice_;
   std::atomic<std::uint64_t> first_sequence_{0};
   std::atomic<std::int64_t> first_accepted_ns_{0};
