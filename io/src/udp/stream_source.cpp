@@ -57,6 +57,14 @@ SocketFd boundSocket(const sockaddr_in& address, bool shared) {
   return fd;
 }
 
+// The magic and version of the wire format: what a stream's sender sends.
+bool ofTheWireFormat(const std::byte* bytes, std::size_t length) {
+  wire::Header header;
+  const wire::Status status = wire::parseHeader(std::span<const std::byte>(bytes, length), header);
+  return status != wire::Status::TooShort && status != wire::Status::BadMagic &&
+         status != wire::Status::BadVersion;
+}
+
 UdpSourceConfig validated(UdpSourceConfig config) {
   config.validate();
   return config;
@@ -119,7 +127,8 @@ const ParameterSchema& udpSourceSchema() {
            .help("UDP port (0: any free port)"),
        ParameterSpec::text("sender")
            .byDefault(std::string())
-           .help("ADDRESS:PORT of the only sender accepted (empty: the first datagram's)"),
+           .help("ADDRESS:PORT of the only sender accepted (empty: the sender of the first "
+                 "datagram of the wire format)"),
        ParameterSpec::integer("block_size")
            .atLeast(1)
            .atMost(1 << 26)
@@ -330,7 +339,8 @@ void UdpStreamSource::receiveLoop() {
     std::byte bytes[CMSG_SPACE(sizeof(std::uint32_t))];
   };
   std::array<Control, kBatch> controls{};
-  // A named sender is the peer from the start; otherwise the first datagram's sender.
+  // A named sender is the peer from the start; otherwise the sender of the first datagram of
+  // the wire format (anything else before it is foreign: one stray datagram must not decide).
   sockaddr_in stream_peer = sender_address_;
   bool have_peer = !config_.sender.empty();
   bool was_full = false;
@@ -373,7 +383,7 @@ void UdpStreamSource::receiveLoop() {
       const std::uint32_t length = messages[j].msg_len;
       bytes += length;
       const sockaddr_in& peer = peers[j];
-      if (!have_peer) {
+      if (!have_peer && ofTheWireFormat(ring_.writeSlot(j), length)) {
         stream_peer = peer;
         have_peer = true;
       }
@@ -510,8 +520,18 @@ void UdpStreamSource::maybeNotice(Clock::time_point now) {
       config_.notice("waiting for datagrams on " + bound_.text());
       last_notice_ = now;
     } else if (since_notice >= config_.notice_interval_s) {
+      // Datagrams that came but cannot start the stream are named: a wrong sender or format.
+      const UdpReceiverStats counts = stats();
+      std::string ignored;
+      if (counts.foreign > 0) {
+        ignored += "; " + std::to_string(counts.foreign) +
+                   " foreign (another sender, or not of the wire format) ignored";
+      }
+      if (counts.malformed() > 0) {
+        ignored += "; " + std::to_string(counts.malformed()) + " malformed ignored";
+      }
       config_.notice("still waiting for datagrams on " + bound_.text() + " (" +
-                     formatSeconds(waited) + ")");
+                     formatSeconds(waited) + ignored + ")");
       last_notice_ = now;
     }
   } else if (waited >= config_.notice_interval_s &&

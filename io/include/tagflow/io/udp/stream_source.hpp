@@ -43,7 +43,8 @@ namespace tagflow {
 struct UdpSourceConfig {
   std::string address = "0.0.0.0";  // local IPv4 address to bind
   int port = 4750;                  // 0: any free port (see UdpStreamSource::port())
-  // "ADDRESS:PORT" of the only sender accepted; empty: the first datagram's sender.
+  // "ADDRESS:PORT" of the only sender accepted; empty: the sender of the first datagram with
+  // the wire format's magic and version.
   std::string sender{};
   std::size_t block_size = 16384;  // tags per block the source aims for
   int receive_buffer_bytes = 64 << 20;
