@@ -201,6 +201,7 @@ Parameters UdpReceiverStats::toParameters() const {
                {"reordered", value(reordered)},
                {"late", value(late)},
                {"foreign", value(foreign)},
+               {"restarts", value(restarts)},
                {"malformed", value(malformed())},
                {"malformed_truncated", value(truncated)},
                {"malformed_time_backwards", value(time_backwards)}};
@@ -308,6 +309,7 @@ UdpReceiverStats UdpStreamSource::stats() const {
   s.foreign = get(kForeign) + get(kForeignDrops);
   s.truncated = get(kTruncated);
   s.time_backwards = get(kTimeBackwards);
+  s.restarts = get(kRestarts);
   for (std::size_t i = 0; i < wire::kStatusCount; ++i) s.invalid[i] = get(kInvalid + i);
   s.socket_drops = get(kSocketDrops);
   s.ring_full = get(kRingFull);
@@ -503,6 +505,7 @@ bool UdpStreamSource::next(BlockBuffer& out) {
   const timestamp_t end = ended_ ? std::max(position_, end_time_) : position_;
   if (filled_ == 0 && end == block_begin_) {
     finished_ = true;
+    if (!restart_error_.empty()) throw DataError(restart_error_);
     return false;
   }
   out.tags = std::span<const Tag>(out.storage.data(), filled_);
@@ -573,6 +576,7 @@ void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint
     position_ = header.base_time;
     block_begin_ = header.base_time;
   }
+  if (isRestart(header)) return restart(bytes, header, out);
   const auto ahead = static_cast<std::int32_t>(header.sequence - expected_sequence_);
   const bool seen = ahead < 0 ? wasSeen(header.sequence) : ahead > 0 && isStashed(header.sequence);
   // The start and the end are sent several times by design: their copies are not duplicates.
@@ -638,6 +642,46 @@ bool UdpStreamSource::validAhead(std::span<const std::byte> bytes, const wire::H
   // The overflow flag is left to process(): it matters only when nothing before the datagram
   // is lost, which is settled only by datagrams already checked.
   return validContent(bytes, header);
+}
+
+bool UdpStreamSource::isRestart(const wire::Header& header) const {
+  // A start datagram (number 0, no words, no events before it) once the numbering has moved
+  // on: not a copy of the stream's own start when its base time differs, or when the stream
+  // is further on than a copy sent with the start could be overtaken.
+  if (!any_processed_ || expected_sequence_ == 0) return false;
+  if (header.sequence != 0 || header.word_count != 0 || header.events_before != 0 ||
+      (header.flags & wire::kFlagEndOfStream) != 0) {
+    return false;
+  }
+  return (start_used_ && header.base_time != start_time_) ||
+         expected_sequence_ > config_.reorder_window + 1;
+}
+
+void UdpStreamSource::restart(std::span<const std::byte> bytes, const wire::Header& header,
+                              BlockBuffer& out) {
+  count(kRestarts);
+  settleStash(out);  // the old numbering's held datagrams; its missing ones are loss
+  ++used_or_held_;
+  if (header.base_time <= position_) {
+    // The new stream's time does not follow the old one's: the stream received ends here.
+    closeTailLoss(out);
+    ended_ = true;
+    restart_error_ = "udp source on " + bound_.text() + ": the sender started a new stream (its " +
+                     "datagrams numbered from 0 again) at " + std::to_string(header.base_time) +
+                     " ps, not after the last time received, " + std::to_string(position_ - 1) +
+                     " ps: the stream received ends there; start the receiver again for the " +
+                     "new one";
+    config_.notice(restart_error_);
+    return;
+  }
+  // The new stream follows after an overflow interval from the last record to its start: what
+  // the old sender sent after its last datagram used lies in it, uncounted.
+  expected_sequence_ = 0;
+  expected_events_ = 0;
+  newest_sequence_ = 0;
+  seen_.fill(0);
+  restarting_ = true;
+  if (process(bytes, header, out)) drainStash(out);
 }
 
 bool UdpStreamSource::isStashed(std::uint32_t sequence) const {
@@ -707,13 +751,18 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
     count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(wire::Status::TimeOverflow)));
     return false;
   }
-  const bool gap = pending_lost_ > 0;
+  // A datagram whose event count does not follow the one before it, with nothing lost between
+  // them, belongs to another numbering (a sender restarted, its start lost): an interval.
+  const bool discontinuity = restarting_ || (pending_lost_ == 0 && any_processed_ &&
+                                             header.events_before != expected_events_);
+  const bool gap = pending_lost_ > 0 || discontinuity;
   const bool starts_in_overflow = (header.flags & wire::kFlagInOverflow) != 0;
   if (!gap && any_processed_ && starts_in_overflow != in_overflow_) {
     count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(wire::Status::OverflowOrder)));
     return false;
   }
-  const std::uint32_t lost_events = gap ? header.events_before - expected_events_ : 0;
+  const std::uint32_t lost_events =
+      gap && !discontinuity ? header.events_before - expected_events_ : 0;
   const auto chunks = static_cast<std::size_t>((std::uint64_t{lost_events} + kMaxMissedPerTag - 1) /
                                                kMaxMissedPerTag);
   const bool opens = (gap || !any_processed_) && !in_overflow_ && (gap || starts_in_overflow);
@@ -721,9 +770,11 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
   // The end-of-stream datagram's base time is the end, exclusive: a loss just before it is
   // closed on the stream's last picosecond, so that the stream is as long as the one sent.
   const bool ends = (header.flags & wire::kFlagEndOfStream) != 0;
-  const timestamp_t gap_end = ends && header.word_count == 0 && header.base_time > position_
-                                  ? header.base_time - 1
-                                  : header.base_time;
+  // A new stream's start closes the interval just before it, where its first tags may lie.
+  const timestamp_t gap_end =
+      (ends || restarting_) && header.word_count == 0 && header.base_time > position_
+          ? header.base_time - 1
+          : header.base_time;
   const std::size_t marks = (opens ? 1 : 0) + chunks + (closes ? 1 : 0);
   ensureRoom(out, marks + header.word_count);
 
@@ -762,7 +813,9 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
     count(kLost, pending_lost_);
     count(kEventsLost, lost_events);
     count(kGaps);
+    if (discontinuity && !restarting_) count(kRestarts);
     pending_lost_ = 0;
+    restarting_ = false;
     if (marks > (opens ? 1u : 0u)) position_ = std::max(position_, gap_end + 1);
   }
 
@@ -775,6 +828,10 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
   }
   any_processed_ = true;
   ++used_or_held_;
+  if (header.sequence == 0 && header.word_count == 0 && !ends) {
+    start_used_ = true;
+    start_time_ = header.base_time;
+  }
   expected_sequence_ = header.sequence + 1;
   expected_events_ = header.events_before + decoded.events;
   seen_[header.sequence % seen_.size()] = std::uint64_t{1} << 32 | header.sequence;

@@ -80,6 +80,7 @@ struct UdpReceiverStats {
   std::uint64_t foreign = 0;         // from another sender: dropped (or by the kernel)
   std::uint64_t truncated = 0;       // larger than the largest datagram of the format
   std::uint64_t time_backwards = 0;  // base time before the stream
+  std::uint64_t restarts = 0;        // the sender's numbering started again
   std::array<std::uint64_t, wire::kStatusCount> invalid{};  // by wire::Status
   std::uint64_t socket_drops = 0;  // dropped by the kernel, socket buffer full (SO_RXQ_OVFL)
   std::uint64_t ring_full = 0;     // times the receiving thread found no free slot
@@ -132,6 +133,7 @@ class UdpStreamSource : public Source {
     kSocketDrops,
     kRingFull,
     kLargest,
+    kRestarts,
     kInvalid,  // kStatusCount counters follow
     kCounterCount = kInvalid + wire::kStatusCount,
   };
@@ -161,6 +163,10 @@ class UdpStreamSource : public Source {
   void settleStash(BlockBuffer& out);
   // At the end of the stream: marks datagrams declared lost that no datagram used followed.
   void closeTailLoss(BlockBuffer& out);
+  // A start datagram of a sender that began its numbering again (restarted from the same
+  // address): whether it is one, and going on with its stream or ending at it.
+  bool isRestart(const wire::Header& header) const;
+  void restart(std::span<const std::byte> bytes, const wire::Header& header, BlockBuffer& out);
   bool isStashed(std::uint32_t sequence) const;
   bool wasSeen(std::uint32_t sequence) const;
   void ensureRoom(BlockBuffer& out, std::size_t tags);
@@ -203,6 +209,12 @@ class UdpStreamSource : public Source {
   std::array<std::uint64_t, 1024> seen_{};  // (1 << 32 | sequence) of recent accepted ones
   Clock::time_point waiting_since_;         // construction, then the last datagram used or held
   Clock::time_point last_notice_;
+  // A sender restarted: the base time of the start datagram used, whether the next datagram
+  // used follows a restart (an interval first), and why the stream cannot follow one.
+  bool start_used_ = false;
+  timestamp_t start_time_ = 0;
+  bool restarting_ = false;
+  std::string restart_error_;  // thrown once the stream received has ended
   std::atomic<std::uint64_t> first_sequence_{0};
   std::atomic<std::int64_t> first_accepted_ns_{0};
   std::atomic<std::int64_t> last_accepted_ns_{0};
