@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <future>
+#include <memory>
 
 #include "support/drain.hpp"
 #include "support/reference.hpp"
 #include "support/synthetic.hpp"
+#include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/sources/memory_source.hpp"
 #include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/counter.hpp"
 #include "tagflow/measurements/countrate.hpp"
@@ -128,4 +131,62 @@ TEST_CASE("Stopping the graph ends a run whose receiver waits for datagrams",
   REQUIRE(running.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
   CHECK(running.get().tags == 0);
   CHECK(rate.getCountsTotal() == std::vector<std::int64_t>{0});
+}
+
+TEST_CASE("A sender that fails during the stream sends what it encoded and the end",
+          "[udp][loopback]") {
+  // 325 tags the wire carries, then one of channel 40, which it cannot: the sender fails, but
+  // the receiver still gets the stream up to there, and its end.
+  auto tags = std::make_shared<std::vector<Tag>>();
+  for (int i = 0; i < 400; ++i) {
+    tags->push_back(Tag{TagType::TimeTag, 0, 0, 1 + i % 3, 1000 + 1000 * timestamp_t{i}});
+  }
+  (*tags)[325].channel = 40;
+  UdpStreamSource receiver(loopbackReceiver(nullptr, 0));  // ends only at the stream's end
+  UdpStreamSender sender(loopbackSender(receiver.port()));
+  auto sending = std::async(std::launch::async, [&] {
+    MemorySource source(tags, 50, 0, 1'000'000);
+    sender.send(source);
+  });
+  StopAfter watchdog(receiver, 5);
+  const DrainedStream received = drain(receiver);
+  CHECK_THROWS_AS(sending.get(), DataError);
+  CHECK_FALSE(watchdog.fired());
+  requireWellFormed(received);
+  CHECK((received.tags == std::vector<Tag>(tags->begin(), tags->begin() + 325)));
+  CHECK(received.begin() == 0);
+  CHECK(received.end() == (*tags)[324].time + 1);
+  CHECK(receiver.stats().datagrams_lost == 0);
+}
+
+TEST_CASE("A replay stopped inside an overflow interval ends inside it", "[udp][loopback]") {
+  // The first datagram opens an overflow that a later one closes; the replay stops after the
+  // first, and its end datagram must say that the stream is inside the overflow.
+  std::vector<Tag> tags{Tag{TagType::OverflowBegin, 0, 0, 0, 10}};
+  for (int i = 0; i < 300; ++i) {
+    tags.push_back(Tag{TagType::TimeTag, 0, 0, 1, 100 + 10 * timestamp_t{i}});
+  }
+  tags.push_back(Tag{TagType::OverflowEnd, 0, 0, 0, 5000});
+  tags.push_back(Tag{TagType::TimeTag, 0, 0, 2, 6000});
+  const EncodedStream stream(tags, 0, 10'000, 576);
+  REQUIRE(stream.datagrams() > 2);
+  REQUIRE((stream.header(1).flags & wire::kFlagInOverflow) != 0);
+
+  UdpStreamSource receiver(loopbackReceiver(nullptr, 0));  // ends only at the stream's end
+  UdpSenderConfig config = loopbackSender(receiver.port());
+  config.mtu = 576;
+  config.batch = 1;
+  UdpStreamSender sender(config);
+  sender.requestStop();  // stops after the first datagram
+  sender.replay(stream, 10);
+  StopAfter watchdog(receiver, 5);
+  const DrainedStream received = drain(receiver);
+  CHECK_FALSE(watchdog.fired());
+  requireWellFormed(received);
+  const UdpReceiverStats stats = receiver.stats();
+  CHECK(stats.malformed() == 0);
+  CHECK(stats.datagrams_accepted == 3);  // the start, the first datagram of tags, the end
+  CHECK(received.end() == 10'000);
+  REQUIRE_FALSE(received.tags.empty());
+  CHECK(received.tags.front().type == TagType::OverflowBegin);
 }

@@ -8,13 +8,17 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <future>
 #include <memory>
 #include <numeric>
+#include <thread>
 
 #include "support/drain.hpp"
 #include "support/generators.hpp"
 #include "support/reference.hpp"
+#include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/sources/memory_source.hpp"
 #include "tagflow/measurements/counter.hpp"
@@ -297,4 +301,179 @@ TEST_CASE("The sender names drops past the stream's end and times even one call"
   REQUIRE(sent.seconds > 0);
   // No sender puts 20 000 tags through a socket in less than a microsecond.
   CHECK(static_cast<double>(sent.events_sent) / sent.seconds < 2e10);
+}
+
+TEST_CASE("A loss that no datagram used follows is marked at the end of the stream",
+          "[udp][loss]") {
+  // Datagram 2 is lost; 3 comes and is held, and so is 4, whose base time is after the last
+  // tag when it comes but before 3's tag: used after 3, it goes back in time and is lost too.
+  // Nothing follows: the stream ends at the idle timeout, and the second loss must still be
+  // an overflow interval, at the stream's end.
+  std::vector<std::string> notices;
+  UdpStreamSource receiver(loopbackReceiver(&notices, 0.3));
+  RawSender sender(receiver.port());
+  sender.send(crafted(0, 0, 1000));
+  sender.send(crafted(1, 0, 1000, {risingWord(1, 0)}));
+  sender.send(crafted(3, 2, 1500, {risingWord(1, 0)}));
+  sender.send(crafted(4, 3, 1200, {risingWord(2, 0)}));
+  const DrainedStream received = drain(receiver);
+  requireWellFormed(received);
+  const UdpReceiverStats stats = receiver.stats();
+  const std::vector<Tag> expected{
+      {TagType::TimeTag, 0, 0, 1, 1000},      {TagType::OverflowBegin, 0, 0, 0, 1001},
+      {TagType::MissedEvents, 0, 1, 0, 1500}, {TagType::OverflowEnd, 0, 0, 0, 1500},
+      {TagType::TimeTag, 0, 0, 1, 1500},      {TagType::OverflowBegin, 0, 0, 0, 1501},
+      {TagType::OverflowEnd, 0, 0, 0, 1501}};
+  CHECK((received.tags == expected));
+  CHECK(received.begin() == 1000);
+  CHECK(received.end() == 1502);
+  CHECK(stats.datagrams_lost == 2);
+  CHECK(stats.gaps == 2);
+  CHECK(stats.events_lost == 1);  // what the second loss held is not known
+  CHECK(stats.time_backwards == 1);
+  REQUIRE_FALSE(notices.empty());
+  CHECK_THAT(notices.back(), Contains("ending the stream (idle_timeout_s)"));
+}
+
+TEST_CASE("Datagrams that are dropped do not hold off the idle timeout", "[udp][loss]") {
+  // The sender stops without its end; the same address then keeps sending copies of a
+  // datagram already used, and malformed ones. Neither is data: the stream ends after the idle
+  // timeout all the same.
+  std::vector<std::string> notices;
+  UdpStreamSource receiver(loopbackReceiver(&notices, 0.5));
+  RawSender sender(receiver.port());
+  const Datagram used = crafted(1, 0, 1000, {risingWord(1, 0)});
+  sender.send(crafted(0, 0, 1000));
+  sender.send(used);
+  sender.send(crafted(2, 1, 2000, {risingWord(1, 0)}));
+  std::atomic<bool> ended{false};
+  std::size_t repeats = 0;
+  auto repeating = std::async(std::launch::async, [&] {
+    Datagram malformed = used;
+    malformed[5] = std::byte{0x80};  // an unknown flag
+    std::vector<Datagram> copies{used, malformed};
+    for (; repeats < 40 && !ended.load(); ++repeats) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      sender.sendBatch(copies);
+    }
+  });
+  const auto begin = std::chrono::steady_clock::now();
+  const DrainedStream received = drain(receiver);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  ended = true;
+  repeating.get();
+  requireWellFormed(received);
+  const UdpReceiverStats stats = receiver.stats();
+  CHECK(seconds < 2.0);  // the idle timeout is 0.5 s; the copies went on for 4 s
+  CHECK(repeats < 40);
+  CHECK(stats.duplicates >= 2);
+  CHECK(stats.malformed() >= 2);
+  CHECK(received.tags.size() == 2);
+  REQUIRE_FALSE(notices.empty());
+  CHECK_THAT(notices.back(), Contains("ending the stream (idle_timeout_s)"));
+}
+
+namespace {
+
+// A stream of `data` datagrams of one tag each on `channel`, from `start`, numbered from 0 as
+// a sender numbers them, its start first; `events_per` events are counted per datagram.
+std::vector<Datagram> numbered(timestamp_t start, int channel, std::uint32_t data,
+                               std::uint32_t events_per = 1) {
+  std::vector<Datagram> stream{crafted(0, 0, start)};
+  for (std::uint32_t i = 1; i <= data; ++i) {
+    std::vector<std::uint32_t> words(events_per, risingWord(channel, 0));
+    stream.push_back(crafted(i, (i - 1) * events_per, start + 1000 * timestamp_t{i}, words));
+  }
+  return stream;
+}
+
+}  // namespace
+
+TEST_CASE("A sender that restarts its numbering is a discontinuity and never a silent gap",
+          "[udp][loss]") {
+  // A first sender's stream of three datagrams of tags, then a second one from the same
+  // address numbered from 0 again, later in time, with its end.
+  const std::vector<Datagram> first = numbered(1000, 1, 3);
+  SECTION("its start datagram resynchronises after an overflow interval") {
+    std::vector<Datagram> second = numbered(100'000, 2, 6);
+    second.push_back(crafted(7, 6, 200'000, {}, wire::kFlagEndOfStream));
+    UdpStreamSource receiver(loopbackReceiver(nullptr, 0));  // ends only at the stream's end
+    RawSender sender(receiver.port());
+    for (const Datagram& datagram : first) sender.send(datagram);
+    for (const Datagram& datagram : second) sender.send(datagram);
+    StopAfter watchdog(receiver, 5);
+    const DrainedStream received = drain(receiver);
+    CHECK_FALSE(watchdog.fired());
+    requireWellFormed(received);
+    std::vector<Tag> expected{{TagType::TimeTag, 0, 0, 1, 2000},
+                              {TagType::TimeTag, 0, 0, 1, 3000},
+                              {TagType::TimeTag, 0, 0, 1, 4000},
+                              {TagType::OverflowBegin, 0, 0, 0, 4001},
+                              {TagType::OverflowEnd, 0, 0, 0, 99'999}};
+    for (timestamp_t i = 1; i <= 6; ++i) {
+      expected.push_back(Tag{TagType::TimeTag, 0, 0, 2, 100'000 + 1000 * i});
+    }
+    CHECK((received.tags == expected));
+    CHECK(received.end() == 200'000);
+    const UdpReceiverStats stats = receiver.stats();
+    CHECK(stats.restarts == 1);
+    CHECK(stats.gaps == 1);
+    CHECK(stats.datagrams_lost == 0);
+    CHECK(stats.late == 0);
+    CHECK(stats.duplicates == 0);
+    CHECK(stats.datagrams_accepted == 12);
+  }
+  SECTION("without its start, the event count that does not follow tells it") {
+    std::vector<Datagram> second = numbered(100'000, 2, 6, 2);
+    second.push_back(crafted(7, 12, 200'000, {}, wire::kFlagEndOfStream));
+    UdpStreamSource receiver(loopbackReceiver(nullptr, 0));
+    RawSender sender(receiver.port());
+    for (const Datagram& datagram : first) sender.send(datagram);
+    for (std::size_t i = 1; i < second.size(); ++i) sender.send(second[i]);
+    StopAfter watchdog(receiver, 5);
+    const DrainedStream received = drain(receiver);
+    CHECK_FALSE(watchdog.fired());
+    requireWellFormed(received);
+    const UdpReceiverStats stats = receiver.stats();
+    CHECK(stats.restarts == 1);
+    CHECK(stats.gaps == 1);
+    // The second sender's datagrams 1..3 carry numbers already used; from 4 on they follow
+    // an interval that holds the times of those.
+    const std::vector<Gap> gaps = gapsOf(received.tags);
+    REQUIRE(gaps.size() == 1);
+    CHECK(gaps[0].begin == 4001);
+    CHECK(gaps[0].end == 104'000);
+    CHECK(received.tags.back().time == 106'000);
+    CHECK(received.end() == 200'000);
+  }
+  SECTION("a new stream earlier in time ends the stream received with an error") {
+    const std::vector<Datagram> second = numbered(0, 2, 2);
+    UdpStreamSource receiver(loopbackReceiver(nullptr, 0));
+    RawSender sender(receiver.port());
+    for (const Datagram& datagram : first) sender.send(datagram);
+    for (const Datagram& datagram : second) sender.send(datagram);
+    StopAfter watchdog(receiver, 5);
+    std::vector<Tag> tags;
+    timestamp_t end = 0;
+    BlockBuffer block;
+    block.storage.reserve(receiver.maxBlockTags());
+    std::string error;
+    try {
+      while (receiver.next(block)) {
+        tags.insert(tags.end(), block.tags.begin(), block.tags.end());
+        end = block.end_time;
+      }
+    } catch (const DataError& e) {
+      error = e.what();
+    }
+    CHECK_FALSE(watchdog.fired());
+    CHECK_THAT(error, Contains("started a new stream") && Contains("4000 ps"));
+    const std::vector<Tag> expected{{TagType::TimeTag, 0, 0, 1, 2000},
+                                    {TagType::TimeTag, 0, 0, 1, 3000},
+                                    {TagType::TimeTag, 0, 0, 1, 4000}};
+    CHECK((tags == expected));
+    CHECK(end == 4001);
+    CHECK(receiver.stats().restarts == 1);
+  }
 }

@@ -217,3 +217,53 @@ TEST_CASE("The receiver counts and drops malformed datagrams and keeps the strea
   CHECK(stats.datagrams_received == sink.datagrams.size() + 27);
   CHECK(stats.tags == tags.size());
 }
+
+TEST_CASE("A malformed datagram far ahead is checked before its sequence number is trusted",
+          "[udp][malformed]") {
+  // A stream of four datagrams and its end; among them one numbered 50, far beyond the reorder
+  // window: malformed, its number must not declare the datagrams before it lost.
+  const Datagram start = crafted(0, 0, 1000);
+  const std::vector<Datagram> stream{crafted(1, 0, 1000, {risingWord(1, 0), risingWord(2, 5)}),
+                                     crafted(2, 2, 2000, {risingWord(1, 0)}),
+                                     crafted(3, 3, 3000, {risingWord(3, 0)}),
+                                     crafted(4, 4, 4000, {}, wire::kFlagEndOfStream)};
+  const std::vector<Tag> expected{{TagType::TimeTag, 0, 0, 1, 1000},
+                                  {TagType::TimeTag, 0, 0, 2, 1005},
+                                  {TagType::TimeTag, 0, 0, 1, 2000},
+                                  {TagType::TimeTag, 0, 0, 3, 3000}};
+  struct Case {
+    const char* what;
+    Datagram datagram;
+    bool first;  // sent before the start
+  };
+  const std::vector<Case> cases{
+      {"a reserved word", crafted(50, 0, 5000, {word(40, 0)}), false},
+      {"a base time before the stream's", crafted(50, 0, 10, {risingWord(1, 0)}), false},
+      {"a reserved word, before the start", crafted(50, 0, 5000, {word(40, 0)}), true},
+      {"a time beyond int64, before the start",
+       crafted(50, 0, std::numeric_limits<timestamp_t>::max(), {risingWord(1, 0)}), true}};
+  for (const Case& c : cases) {
+    INFO(c.what);
+    UdpStreamSource receiver(loopbackReceiver(nullptr, 0));  // ends only at the stream's end
+    RawSender sender(receiver.port());
+    if (c.first) sender.send(c.datagram);
+    sender.send(start);
+    sender.send(stream[0]);
+    if (!c.first) sender.send(c.datagram);
+    for (std::size_t i = 1; i < stream.size(); ++i) sender.send(stream[i]);
+    StopAfter watchdog(receiver, 5);
+    const DrainedStream received = drain(receiver);
+    const UdpReceiverStats stats = receiver.stats();
+    CHECK_FALSE(watchdog.fired());
+    requireWellFormed(received);
+    CHECK((received.tags == expected));
+    CHECK(received.begin() == 1000);
+    CHECK(received.end() == 4000);
+    CHECK(stats.malformed() == 1);
+    CHECK(stats.datagrams_lost == 0);
+    CHECK(stats.gaps == 0);
+    CHECK(stats.late == 0);
+    CHECK(stats.reordered == 0);
+    CHECK(stats.datagrams_accepted == 5);
+  }
+}

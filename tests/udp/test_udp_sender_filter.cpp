@@ -5,6 +5,7 @@
 // directly, and the receiver ends as soon as the real stream does.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -208,4 +209,49 @@ TEST_CASE("A flood from another port leaves the real stream exact and the receiv
   CHECK(stats.foreign > 100'000);  // the flood did reach the receiver
   // Responsive: the stream ended with the sender's end, not with the idle timeout.
   CHECK(received_done - sender_done < std::chrono::seconds(1));
+}
+
+TEST_CASE("A datagram not of the wire format does not pick the sender when none is named",
+          "[udp][sender]") {
+  // A stray datagram from another port comes first; the receiver must still lock onto the
+  // stream's sender.
+  const std::vector<Datagram> stream{crafted(0, 0, 1000),
+                                     crafted(1, 0, 1000, {risingWord(1, 0), risingWord(2, 5)}),
+                                     crafted(2, 2, 4000, {}, wire::kFlagEndOfStream)};
+  const std::string hello = "hello";
+  {
+    UdpStreamSource receiver(loopbackReceiver(nullptr, 0));  // ends only at the stream's end
+    RawSender stray(receiver.port());
+    RawSender sender(receiver.port());
+    stray.send(hello.data(), hello.size());
+    for (const Datagram& datagram : stream) sender.send(datagram);
+    StopAfter watchdog(receiver, 5);
+    const DrainedStream received = drain(receiver);
+    CHECK_FALSE(watchdog.fired());
+    requireWellFormed(received);
+    const std::vector<Tag> expected{{TagType::TimeTag, 0, 0, 1, 1000},
+                                    {TagType::TimeTag, 0, 0, 2, 1005}};
+    CHECK((received.tags == expected));
+    CHECK(received.end() == 4000);
+    const UdpReceiverStats stats = receiver.stats();
+    CHECK(stats.foreign == 1);
+    CHECK(stats.malformed() == 0);
+    CHECK(stats.datagrams_accepted == 3);
+  }
+  {
+    // Nothing else comes: the waiting notice says that something did, and was ignored.
+    std::vector<std::string> notices;
+    UdpSourceConfig config = loopbackReceiver(&notices, 0);
+    config.notice_interval_s = 0.2;
+    UdpStreamSource receiver(config);
+    RawSender stray(receiver.port());
+    stray.send(hello.data(), hello.size());
+    StopAfter watchdog(receiver, 0.7);
+    CHECK(drain(receiver).blocks.empty());
+    CHECK(receiver.stats().foreign == 1);
+    CHECK(std::any_of(notices.begin(), notices.end(), [](const std::string& line) {
+      return line.find("still waiting for datagrams") != std::string::npos &&
+             line.find("1 foreign") != std::string::npos;
+    }));
+  }
 }

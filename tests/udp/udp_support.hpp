@@ -9,9 +9,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <future>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tagflow/io/udp/stream_sender.hpp"
@@ -61,6 +65,65 @@ inline std::vector<Tag> decodeAll(const std::vector<Datagram>& datagrams) {
   }
   return tags;
 }
+
+// A datagram crafted field by field: `header` (its word count is that of `words`), then
+// `words` as they are.
+inline Datagram crafted(std::uint32_t sequence, std::uint32_t events_before, timestamp_t base_time,
+                        const std::vector<std::uint32_t>& words = {}, std::uint8_t flags = 0) {
+  wire::Header header;
+  header.flags = flags;
+  header.word_count = static_cast<std::uint16_t>(words.size());
+  header.sequence = sequence;
+  header.events_before = events_before;
+  header.base_time = base_time;
+  std::vector<std::uint32_t> buffer(wire::kHeaderWords + words.size());
+  wire::writeHeader(buffer.data(), header);
+  std::copy(words.begin(), words.end(), buffer.begin() + wire::kHeaderWords);
+  const auto* bytes = reinterpret_cast<const std::byte*>(buffer.data());
+  return Datagram(bytes, bytes + 4 * buffer.size());
+}
+
+// A wire word: a time tag of rising input `channel` (1..18) `delta` ps after the one before.
+inline std::uint32_t risingWord(int channel, std::uint32_t delta) {
+  return static_cast<std::uint32_t>(channel - 1) << wire::kDeltaBits | delta;
+}
+
+// Ends a receiver that would otherwise wait for ever: requestStop() after `seconds`, unless
+// destroyed first. For tests of a receiver that must end by itself.
+class StopAfter {
+ public:
+  StopAfter(Source& source, double seconds)
+      : thread_([this, &source, seconds] {
+          std::unique_lock lock(mutex_);
+          if (!done_.wait_for(lock, std::chrono::duration<double>(seconds),
+                              [this] { return cancelled_; })) {
+            fired_ = true;
+            source.requestStop();
+          }
+        }) {}
+  ~StopAfter() {
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+    }
+    done_.notify_all();
+    thread_.join();
+  }
+  StopAfter(const StopAfter&) = delete;
+  StopAfter& operator=(const StopAfter&) = delete;
+  // Whether it had to stop the receiver (checked once the receiver ended).
+  bool fired() {
+    std::lock_guard lock(mutex_);
+    return fired_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  bool cancelled_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
 
 // A plain UDP socket for crafted datagrams, connected to a receiver on the loopback.
 class RawSender {

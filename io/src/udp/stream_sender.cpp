@@ -307,27 +307,42 @@ UdpSenderStats UdpStreamSender::send(Source& source, timestamp_t duration_ps) {
   timestamp_t start = 0;
   timestamp_t end = 0;
   auto last_flush = Clock::now();
-  while (!stop_.load(std::memory_order_relaxed) && source.next(block)) {
-    if (first) {
-      start = block.begin_time;
-      encoder.begin(start, batch);
+  try {
+    while (!stop_.load(std::memory_order_relaxed) && source.next(block)) {
+      if (first) {
+        start = block.begin_time;
+        end = start;
+        encoder.begin(start, batch);
+      }
+      first = false;
+      std::span<const Tag> tags = block.tags;
+      const bool last = duration_ps > 0 && block.end_time - start >= duration_ps;
+      const timestamp_t block_end = last ? start + duration_ps : block.end_time;
+      if (last) tags = tags.first(firstAtOrAfter(tags, block_end));
+      encoder.encode(tags, batch);
+      end = block_end;
+      if (last) break;
+      const auto now = Clock::now();
+      if (std::chrono::duration<double>(now - last_flush).count() >= config_.flush_interval_s) {
+        encoder.flush(batch);
+        sendQueued(batch);
+        last_flush = now;
+      }
     }
-    first = false;
-    std::span<const Tag> tags = block.tags;
-    end = block.end_time;
-    const bool last = duration_ps > 0 && block.end_time - start >= duration_ps;
-    if (last) {
-      end = start + duration_ps;
-      tags = tags.first(firstAtOrAfter(tags, end));
+  } catch (...) {
+    // The stream sent so far stays a stream: what was encoded before the failure goes out,
+    // then the end, just after the last tag encoded, so that the receiver does not wait for
+    // datagrams that never come. A failure here too leaves the first one to be reported.
+    if (!first) {
+      try {
+        encoder.flush(batch);
+        const timestamp_t reached =
+            encoder.tagsEncoded() > 0 ? std::max(end, encoder.lastTime() + 1) : end;
+        sendEnd(batch, reached, encoder.inOverflow());
+      } catch (...) {
+      }
     }
-    encoder.encode(tags, batch);
-    if (last) break;
-    const auto now = Clock::now();
-    if (std::chrono::duration<double>(now - last_flush).count() >= config_.flush_interval_s) {
-      encoder.flush(batch);
-      sendQueued(batch);
-      last_flush = now;
-    }
+    throw;
   }
   encoder.flush(batch);
   sendEnd(batch, end, encoder.inOverflow());  // an empty source sends an empty stream
@@ -349,6 +364,9 @@ UdpSenderStats UdpStreamSender::replay(const EncodedStream& stream, double secon
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(seconds));
   timestamp_t shift = 0;
+  // Whether the stream is inside an overflow interval after the last datagram numbered: the
+  // next one's flag says (a round ends outside one, or it could not be repeated).
+  bool in_overflow = false;
   for (bool done = stream.datagrams() == 0; !done; shift += stream.span()) {
     for (std::size_t i = 0; i < stream.datagrams(); ++i) {
       wire::Header header = stream.header(i);
@@ -356,6 +374,8 @@ UdpSenderStats UdpStreamSender::replay(const EncodedStream& stream, double secon
       if (stamp(header, stream.events(i))) {
         batch.queuePrepared(header, stream.words(i).data(), stream.events(i));
       }
+      in_overflow =
+          i + 1 < stream.datagrams() && (stream.header(i + 1).flags & wire::kFlagInOverflow) != 0;
       if (i % config_.batch == 0 &&
           (stop_.load(std::memory_order_relaxed) || Clock::now() >= deadline)) {
         done = true;
@@ -365,7 +385,7 @@ UdpSenderStats UdpStreamSender::replay(const EncodedStream& stream, double secon
     if (done) break;
   }
   // Every datagram sent so far lies before the end of the round in progress.
-  sendEnd(batch, stream.endTime() + shift, false);
+  sendEnd(batch, stream.endTime() + shift, in_overflow);
   return stats();
 }
 

@@ -57,6 +57,14 @@ SocketFd boundSocket(const sockaddr_in& address, bool shared) {
   return fd;
 }
 
+// The magic and version of the wire format: what a stream's sender sends.
+bool ofTheWireFormat(const std::byte* bytes, std::size_t length) {
+  wire::Header header;
+  const wire::Status status = wire::parseHeader(std::span<const std::byte>(bytes, length), header);
+  return status != wire::Status::TooShort && status != wire::Status::BadMagic &&
+         status != wire::Status::BadVersion;
+}
+
 UdpSourceConfig validated(UdpSourceConfig config) {
   config.validate();
   return config;
@@ -119,7 +127,8 @@ const ParameterSchema& udpSourceSchema() {
            .help("UDP port (0: any free port)"),
        ParameterSpec::text("sender")
            .byDefault(std::string())
-           .help("ADDRESS:PORT of the only sender accepted (empty: the first datagram's)"),
+           .help("ADDRESS:PORT of the only sender accepted (empty: the sender of the first "
+                 "datagram of the wire format)"),
        ParameterSpec::integer("block_size")
            .atLeast(1)
            .atMost(1 << 26)
@@ -192,6 +201,7 @@ Parameters UdpReceiverStats::toParameters() const {
                {"reordered", value(reordered)},
                {"late", value(late)},
                {"foreign", value(foreign)},
+               {"restarts", value(restarts)},
                {"malformed", value(malformed())},
                {"malformed_truncated", value(truncated)},
                {"malformed_time_backwards", value(time_backwards)}};
@@ -299,6 +309,7 @@ UdpReceiverStats UdpStreamSource::stats() const {
   s.foreign = get(kForeign) + get(kForeignDrops);
   s.truncated = get(kTruncated);
   s.time_backwards = get(kTimeBackwards);
+  s.restarts = get(kRestarts);
   for (std::size_t i = 0; i < wire::kStatusCount; ++i) s.invalid[i] = get(kInvalid + i);
   s.socket_drops = get(kSocketDrops);
   s.ring_full = get(kRingFull);
@@ -330,7 +341,8 @@ void UdpStreamSource::receiveLoop() {
     std::byte bytes[CMSG_SPACE(sizeof(std::uint32_t))];
   };
   std::array<Control, kBatch> controls{};
-  // A named sender is the peer from the start; otherwise the first datagram's sender.
+  // A named sender is the peer from the start; otherwise the sender of the first datagram of
+  // the wire format (anything else before it is foreign: one stray datagram must not decide).
   sockaddr_in stream_peer = sender_address_;
   bool have_peer = !config_.sender.empty();
   bool was_full = false;
@@ -373,7 +385,7 @@ void UdpStreamSource::receiveLoop() {
       const std::uint32_t length = messages[j].msg_len;
       bytes += length;
       const sockaddr_in& peer = peers[j];
-      if (!have_peer) {
+      if (!have_peer && ofTheWireFormat(ring_.writeSlot(j), length)) {
         stream_peer = peer;
         have_peer = true;
       }
@@ -442,10 +454,15 @@ bool UdpStreamSource::next(BlockBuffer& out) {
   while (filled_ < config_.block_size && !ended_) {
     if (ring_.readable() > 0) {
       const DatagramRing::SlotInfo info = ring_.readInfo();
+      const std::uint64_t used_before = used_or_held_;
       handleDatagram(std::span<const std::byte>(ring_.readSlot(), info.length), info.flags, out);
       ring_.release();
-      last_data = Clock::now();
-      waiting_since_ = last_data;
+      // Only the stream's progress counts as data: late, duplicate and malformed datagrams
+      // neither keep a block open nor hold off the idle timeout.
+      if (used_or_held_ != used_before) {
+        last_data = Clock::now();
+        waiting_since_ = last_data;
+      }
       continue;
     }
     if (stop_.load(std::memory_order_acquire)) {
@@ -454,6 +471,7 @@ bool UdpStreamSource::next(BlockBuffer& out) {
                       ": receiving failed: " + systemErrorText(error));
       }
       settleStash(out);
+      closeTailLoss(out);
       ended_ = true;
       break;
     }
@@ -469,6 +487,7 @@ bool UdpStreamSource::next(BlockBuffer& out) {
       config_.notice("no datagrams for " + formatSeconds(idle) + " on " + bound_.text() +
                      ": ending the stream (idle_timeout_s)");
       settleStash(out);
+      closeTailLoss(out);
       ended_ = true;
       break;
     }
@@ -486,6 +505,7 @@ bool UdpStreamSource::next(BlockBuffer& out) {
   const timestamp_t end = ended_ ? std::max(position_, end_time_) : position_;
   if (filled_ == 0 && end == block_begin_) {
     finished_ = true;
+    if (!restart_error_.empty()) throw DataError(restart_error_);
     return false;
   }
   out.tags = std::span<const Tag>(out.storage.data(), filled_);
@@ -503,8 +523,18 @@ void UdpStreamSource::maybeNotice(Clock::time_point now) {
       config_.notice("waiting for datagrams on " + bound_.text());
       last_notice_ = now;
     } else if (since_notice >= config_.notice_interval_s) {
+      // Datagrams that came but cannot start the stream are named: a wrong sender or format.
+      const UdpReceiverStats counts = stats();
+      std::string ignored;
+      if (counts.foreign > 0) {
+        ignored += "; " + std::to_string(counts.foreign) +
+                   " foreign (another sender, or not of the wire format) ignored";
+      }
+      if (counts.malformed() > 0) {
+        ignored += "; " + std::to_string(counts.malformed()) + " malformed ignored";
+      }
       config_.notice("still waiting for datagrams on " + bound_.text() + " (" +
-                     formatSeconds(waited) + ")");
+                     formatSeconds(waited) + ignored + ")");
       last_notice_ = now;
     }
   } else if (waited >= config_.notice_interval_s &&
@@ -523,6 +553,8 @@ void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint
   if (status != wire::Status::Ok)
     return count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(status)));
   if (!started_) {
+    // The first datagram fixes the numbering: only one that decodes may.
+    if (!validContent(bytes, header)) return;
     // The sender numbers its datagrams from 0 and counts its events from 0: what came before
     // the first datagram seen is loss, found by the usual rules. One just after the start may
     // be a reordered early one, and the missing ones are waited for; one further on is a
@@ -540,15 +572,21 @@ void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint
     block_begin_ = header.base_time;
   } else if (!any_processed_ && header.base_time < position_) {
     // Until a datagram is used, the stream starts at the earliest one held.
+    if (!validContent(bytes, header)) return;
     position_ = header.base_time;
     block_begin_ = header.base_time;
   }
+  if (isRestart(header)) return restart(bytes, header, out);
   const auto ahead = static_cast<std::int32_t>(header.sequence - expected_sequence_);
   const bool seen = ahead < 0 ? wasSeen(header.sequence) : ahead > 0 && isStashed(header.sequence);
   // The start and the end are sent several times by design: their copies are not duplicates.
   if (seen && header.word_count == 0) return;
   if (seen) return count(kDuplicates);
   if (ahead < 0) return count(kLate);
+  // A datagram ahead is checked in full before it is held or its sequence number settles
+  // anything: a malformed one must neither stand in for a good copy nor declare the datagrams
+  // before it lost. The one expected is checked as it is used.
+  if (ahead > 0 && !validAhead(bytes, header)) return;
   if (static_cast<std::int32_t>(header.sequence - newest_sequence_) < 0) {
     count(kReordered);  // a later one came first
   } else {
@@ -571,18 +609,79 @@ void UdpStreamSource::handleDatagram(std::span<const std::byte> bytes, std::uint
       return;
     }
   }
-  // Held datagrams are checked now: a corrupt copy must not stand in for a good one.
-  scratch_.resize(header.word_count);
-  const wire::Status content =
-      wire::decodeWords(header, bytes.data() + wire::kHeaderBytes, scratch_.data()).status;
-  if (content != wire::Status::Ok) {
-    return count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(content)));
-  }
   Stashed& slot = stash_[header.sequence % stash_.size()];
   slot.used = true;
   slot.header = header;
   slot.bytes.assign(bytes.begin(), bytes.end());
   ++stashed_;
+  ++used_or_held_;
+}
+
+bool UdpStreamSource::validContent(std::span<const std::byte> bytes, const wire::Header& header) {
+  scratch_.resize(header.word_count);
+  const wire::Decoded decoded =
+      wire::decodeWords(header, bytes.data() + wire::kHeaderBytes, scratch_.data());
+  wire::Status status = decoded.status;
+  if (status == wire::Status::Ok &&
+      (header.base_time == std::numeric_limits<timestamp_t>::max() ||
+       (decoded.tags > 0 && decoded.last_time == std::numeric_limits<timestamp_t>::max()))) {
+    status = wire::Status::TimeOverflow;  // no block could end after it
+  }
+  if (status != wire::Status::Ok) {
+    count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(status)));
+    return false;
+  }
+  return true;
+}
+
+bool UdpStreamSource::validAhead(std::span<const std::byte> bytes, const wire::Header& header) {
+  if (header.base_time < position_) {
+    count(kTimeBackwards);
+    return false;
+  }
+  // The overflow flag is left to process(): it matters only when nothing before the datagram
+  // is lost, which is settled only by datagrams already checked.
+  return validContent(bytes, header);
+}
+
+bool UdpStreamSource::isRestart(const wire::Header& header) const {
+  // A start datagram (number 0, no words, no events before it) once the numbering has moved
+  // on: not a copy of the stream's own start when its base time differs, or when the stream
+  // is further on than a copy sent with the start could be overtaken.
+  if (!any_processed_ || expected_sequence_ == 0) return false;
+  if (header.sequence != 0 || header.word_count != 0 || header.events_before != 0 ||
+      (header.flags & wire::kFlagEndOfStream) != 0) {
+    return false;
+  }
+  return (start_used_ && header.base_time != start_time_) ||
+         expected_sequence_ > config_.reorder_window + 1;
+}
+
+void UdpStreamSource::restart(std::span<const std::byte> bytes, const wire::Header& header,
+                              BlockBuffer& out) {
+  count(kRestarts);
+  settleStash(out);  // the old numbering's held datagrams; its missing ones are loss
+  ++used_or_held_;
+  if (header.base_time <= position_) {
+    // The new stream's time does not follow the old one's: the stream received ends here.
+    closeTailLoss(out);
+    ended_ = true;
+    restart_error_ = "udp source on " + bound_.text() + ": the sender started a new stream (its " +
+                     "datagrams numbered from 0 again) at " + std::to_string(header.base_time) +
+                     " ps, not after the last time received, " + std::to_string(position_ - 1) +
+                     " ps: the stream received ends there; start the receiver again for the " +
+                     "new one";
+    config_.notice(restart_error_);
+    return;
+  }
+  // The new stream follows after an overflow interval from the last record to its start: what
+  // the old sender sent after its last datagram used lies in it, uncounted.
+  expected_sequence_ = 0;
+  expected_events_ = 0;
+  newest_sequence_ = 0;
+  seen_.fill(0);
+  restarting_ = true;
+  if (process(bytes, header, out)) drainStash(out);
 }
 
 bool UdpStreamSource::isStashed(std::uint32_t sequence) const {
@@ -619,6 +718,25 @@ void UdpStreamSource::settleStash(BlockBuffer& out) {
   while (stashed_ > 0) settleOne(out);
 }
 
+void UdpStreamSource::closeTailLoss(BlockBuffer& out) {
+  if (pending_lost_ == 0) return;
+  // Nothing came after the lost datagrams to say how many events they held or where they
+  // ended: the interval opens after the last record and closes on the stream's last
+  // picosecond, without MissedEvents.
+  count(kLost, pending_lost_);
+  count(kGaps);
+  pending_lost_ = 0;
+  if (!any_processed_ || in_overflow_) return;  // no stream yet, or inside an interval already
+  ensureRoom(out, 2);
+  for (std::size_t i = 0; i < 2; ++i)
+    out.special.push_back(static_cast<std::uint32_t>(filled_ + i));
+  const timestamp_t at =
+      position_ == std::numeric_limits<timestamp_t>::max() ? position_ - 1 : position_;
+  out.storage[filled_++] = Tag{TagType::OverflowBegin, 0, 0, 0, at};
+  out.storage[filled_++] = Tag{TagType::OverflowEnd, 0, 0, 0, at};
+  position_ = at + 1;
+}
+
 void UdpStreamSource::ensureRoom(BlockBuffer& out, std::size_t tags) {
   if (out.storage.size() < filled_ + tags) out.storage.resize(filled_ + tags + config_.block_size);
 }
@@ -633,13 +751,18 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
     count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(wire::Status::TimeOverflow)));
     return false;
   }
-  const bool gap = pending_lost_ > 0;
+  // A datagram whose event count does not follow the one before it, with nothing lost between
+  // them, belongs to another numbering (a sender restarted, its start lost): an interval.
+  const bool discontinuity = restarting_ || (pending_lost_ == 0 && any_processed_ &&
+                                             header.events_before != expected_events_);
+  const bool gap = pending_lost_ > 0 || discontinuity;
   const bool starts_in_overflow = (header.flags & wire::kFlagInOverflow) != 0;
   if (!gap && any_processed_ && starts_in_overflow != in_overflow_) {
     count(static_cast<Counter>(kInvalid + static_cast<std::size_t>(wire::Status::OverflowOrder)));
     return false;
   }
-  const std::uint32_t lost_events = gap ? header.events_before - expected_events_ : 0;
+  const std::uint32_t lost_events =
+      gap && !discontinuity ? header.events_before - expected_events_ : 0;
   const auto chunks = static_cast<std::size_t>((std::uint64_t{lost_events} + kMaxMissedPerTag - 1) /
                                                kMaxMissedPerTag);
   const bool opens = (gap || !any_processed_) && !in_overflow_ && (gap || starts_in_overflow);
@@ -647,9 +770,11 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
   // The end-of-stream datagram's base time is the end, exclusive: a loss just before it is
   // closed on the stream's last picosecond, so that the stream is as long as the one sent.
   const bool ends = (header.flags & wire::kFlagEndOfStream) != 0;
-  const timestamp_t gap_end = ends && header.word_count == 0 && header.base_time > position_
-                                  ? header.base_time - 1
-                                  : header.base_time;
+  // A new stream's start closes the interval just before it, where its first tags may lie.
+  const timestamp_t gap_end =
+      (ends || restarting_) && header.word_count == 0 && header.base_time > position_
+          ? header.base_time - 1
+          : header.base_time;
   const std::size_t marks = (opens ? 1 : 0) + chunks + (closes ? 1 : 0);
   ensureRoom(out, marks + header.word_count);
 
@@ -688,7 +813,9 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
     count(kLost, pending_lost_);
     count(kEventsLost, lost_events);
     count(kGaps);
+    if (discontinuity && !restarting_) count(kRestarts);
     pending_lost_ = 0;
+    restarting_ = false;
     if (marks > (opens ? 1u : 0u)) position_ = std::max(position_, gap_end + 1);
   }
 
@@ -700,6 +827,11 @@ bool UdpStreamSource::process(std::span<const std::byte> bytes, const wire::Head
     position_ = std::max(position_, header.base_time);
   }
   any_processed_ = true;
+  ++used_or_held_;
+  if (header.sequence == 0 && header.word_count == 0 && !ends) {
+    start_used_ = true;
+    start_time_ = header.base_time;
+  }
   expected_sequence_ = header.sequence + 1;
   expected_events_ = header.events_before + decoded.events;
   seen_[header.sequence % seen_.size()] = std::uint64_t{1} << 32 | header.sequence;

@@ -43,7 +43,8 @@ namespace tagflow {
 struct UdpSourceConfig {
   std::string address = "0.0.0.0";  // local IPv4 address to bind
   int port = 4750;                  // 0: any free port (see UdpStreamSource::port())
-  // "ADDRESS:PORT" of the only sender accepted; empty: the first datagram's sender.
+  // "ADDRESS:PORT" of the only sender accepted; empty: the sender of the first datagram with
+  // the wire format's magic and version.
   std::string sender{};
   std::size_t block_size = 16384;  // tags per block the source aims for
   int receive_buffer_bytes = 64 << 20;
@@ -79,6 +80,7 @@ struct UdpReceiverStats {
   std::uint64_t foreign = 0;         // from another sender: dropped (or by the kernel)
   std::uint64_t truncated = 0;       // larger than the largest datagram of the format
   std::uint64_t time_backwards = 0;  // base time before the stream
+  std::uint64_t restarts = 0;        // the sender's numbering started again
   std::array<std::uint64_t, wire::kStatusCount> invalid{};  // by wire::Status
   std::uint64_t socket_drops = 0;  // dropped by the kernel, socket buffer full (SO_RXQ_OVFL)
   std::uint64_t ring_full = 0;     // times the receiving thread found no free slot
@@ -131,6 +133,7 @@ class UdpStreamSource : public Source {
     kSocketDrops,
     kRingFull,
     kLargest,
+    kRestarts,
     kInvalid,  // kStatusCount counters follow
     kCounterCount = kInvalid + wire::kStatusCount,
   };
@@ -146,6 +149,11 @@ class UdpStreamSource : public Source {
   void countForeign();
   void handleDatagram(std::span<const std::byte> bytes, std::uint8_t slot_flags, BlockBuffer& out);
   bool process(std::span<const std::byte> bytes, const wire::Header& header, BlockBuffer& out);
+  // Decodes into scratch_; a malformed datagram is counted and false returned.
+  bool validContent(std::span<const std::byte> bytes, const wire::Header& header);
+  // The checks process() makes that do not depend on the datagrams before it: made before a
+  // datagram ahead is held or lets its sequence number declare others lost.
+  bool validAhead(std::span<const std::byte> bytes, const wire::Header& header);
   // Resolves the oldest missing datagram: processes it from the stash or declares it lost.
   void settleOne(BlockBuffer& out);
   void settleUntil(std::uint32_t sequence, BlockBuffer& out);
@@ -153,6 +161,12 @@ class UdpStreamSource : public Source {
   void drainStash(BlockBuffer& out);
   // Settles until nothing is held: the end of the stream or of a quiet spell.
   void settleStash(BlockBuffer& out);
+  // At the end of the stream: marks datagrams declared lost that no datagram used followed.
+  void closeTailLoss(BlockBuffer& out);
+  // A start datagram of a sender that began its numbering again (restarted from the same
+  // address): whether it is one, and going on with its stream or ending at it.
+  bool isRestart(const wire::Header& header) const;
+  void restart(std::span<const std::byte> bytes, const wire::Header& header, BlockBuffer& out);
   bool isStashed(std::uint32_t sequence) const;
   bool wasSeen(std::uint32_t sequence) const;
   void ensureRoom(BlockBuffer& out, std::size_t tags);
@@ -190,10 +204,17 @@ class UdpStreamSource : public Source {
   std::uint64_t pending_lost_ = 0;     // declared lost, overflow marks not yet written
   std::vector<Stashed> stash_;
   std::size_t stashed_ = 0;
+  std::uint64_t used_or_held_ = 0;          // datagrams used or held so far
   std::vector<Tag> scratch_;                // for checking a datagram before holding it
   std::array<std::uint64_t, 1024> seen_{};  // (1 << 32 | sequence) of recent accepted ones
-  Clock::time_point waiting_since_;         // construction, then the last datagram
+  Clock::time_point waiting_since_;         // construction, then the last datagram used or held
   Clock::time_point last_notice_;
+  // A sender restarted: the base time of the start datagram used, whether the next datagram
+  // used follows a restart (an interval first), and why the stream cannot follow one.
+  bool start_used_ = false;
+  timestamp_t start_time_ = 0;
+  bool restarting_ = false;
+  std::string restart_error_;  // thrown once the stream received has ended
   std::atomic<std::uint64_t> first_sequence_{0};
   std::atomic<std::int64_t> first_accepted_ns_{0};
   std::atomic<std::int64_t> last_accepted_ns_{0};

@@ -153,6 +153,8 @@ class Encoder {
   void finish(timestamp_t end_time, DatagramSink& sink);
 
   std::uint64_t tagsEncoded() const { return tags_; }
+  // The time of the last tag encoded (the stream's start before the first).
+  timestamp_t lastTime() const { return last_time_; }
   bool hasOpenDatagram() const { return datagram_ != nullptr; }
   // Whether the stream is inside an overflow interval after what was encoded.
   bool inOverflow() const { return in_overflow_; }
