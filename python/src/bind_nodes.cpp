@@ -395,7 +395,10 @@ void bindMeasurements(py::module_& module) {
       .def("getTotalEvents", &FileWriter::getTotalEvents, py::call_guard<py::gil_scoped_release>())
       .def("getTotalSize", &FileWriter::getTotalSize, py::call_guard<py::gil_scoped_release>())
       .def("setMarker", &FileWriter::setMarker, py::call_guard<py::gil_scoped_release>())
-      .def("split", &FileWriter::split, py::call_guard<py::gil_scoped_release>())
+      .def("split", py::overload_cast<const std::string&>(&FileWriter::split),
+           py::arg("new_filename") = std::string(), py::call_guard<py::gil_scoped_release>(),
+           "the next block to a new part; with new_filename, to a new tag file set there")
+      .def("getPath", &FileWriter::getPath, py::call_guard<py::gil_scoped_release>())
       .def("flush", &FileWriter::flush, py::call_guard<py::gil_scoped_release>())
       .def("close", &FileWriter::close, py::call_guard<py::gil_scoped_release>());
 

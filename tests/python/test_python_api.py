@@ -613,6 +613,27 @@ def test_merge_stream_files_shifts_and_orders_both_recordings(scratch):
     np.testing.assert_array_equal(live_stream.getData(), merged)
 
 
+def test_file_writer_split_to_a_new_file_keeps_every_tag(scratch):
+    rng = np.random.default_rng(3)
+    times = np.sort(rng.integers(0, 10**8, 20000))
+    channels = rng.choice([1, 2], len(times))
+    graph = tf.Graph(tf.MemorySource(times, channels, begin_time=0, end_time=10**8))
+    writer = tf.FileWriter(graph, scratch / "first.tags", [1, 2])
+    graph.run(3 * 10**7 + 17)
+    writer.split(new_filename=str(scratch / "second.tags"))
+    assert writer.getPath() == str(scratch / "second.tags")
+    graph.run()
+    writer.close()
+    replay = tf.Graph(tf.FileReader([scratch / "first.tags", scratch / "second.tags"]))
+    stream = tf.TagStream(replay, channels=[1, 2], max_tags=10**6)
+    replay.run()
+    got = stream.getData()
+    np.testing.assert_array_equal(got["time"], times)
+    np.testing.assert_array_equal(got["channel"], channels)
+    with pytest.raises(ValueError, match="that is the set being written"):
+        writer.split(str(scratch / "second.tags"))
+
+
 def test_input_delays_move_a_channel_in_any_source(scratch):
     rng = np.random.default_rng(9)
     times = np.sort(rng.integers(0, 10**8, 30000))

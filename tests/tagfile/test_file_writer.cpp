@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 
 #include "support/drain.hpp"
 #include "support/synthetic.hpp"
 #include "support/temp_dir.hpp"
+#include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/sources/merged_source.hpp"
 #include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/io/tagfile/file_reader.hpp"
 #include "tagflow/io/tagfile/file_writer.hpp"
@@ -74,6 +77,53 @@ TEST_CASE("FileWriter: a replay gives bit-identical Counter and Correlation resu
   requireIdentical(live_counter.getResults(), replay_counter.getResults());
   requireIdentical(live_correlation.getResults(), replay_correlation.getResults());
   CHECK(replay_counter.getOverflowCount() == 1);
+}
+
+TEST_CASE("FileWriter: split(new_path) goes on in a new set that replays after the first",
+          "[tagfile][graph]") {
+  test::TempDir dir;
+  const std::vector<channel_t> channels = {1, 2, 3, -1};
+  const std::vector<std::string> paths = {dir.file("a.tags"), dir.file("b.tags"),
+                                          dir.file("c.tags")};
+  SyntheticSource live_source(liveConfig());
+  MeasurementGraph live(live_source, GraphOptions{.threads = 2});
+  auto& live_counter = live.emplace<Counter>("counter", channels, 1'000'000'000, 50);
+  auto& writer = live.emplace<FileWriter>("writer", paths[0], channels);
+  // The first cut falls inside the overflow interval of 12 to 12.5 ms.
+  live.run(12'200'000'000);
+  CHECK_THROWS_AS(writer.split(paths[0]), InvalidArgument);
+  CHECK_THROWS_AS(writer.split(dir.file("missing/x.tags")), IoError);
+  CHECK(writer.getPath() == paths[0]);
+  writer.split(paths[1]);
+  CHECK(writer.getPath() == paths[1]);
+  live.run(10'000'000'000);
+  writer.split(paths[2]);
+  live.run();
+  writer.close();
+
+  // The second set begins inside the interval, the third where the second ended.
+  FileReader second(paths[1], 1000);
+  const test::DrainedStream b = test::drain(second);
+  REQUIRE_FALSE(b.tags.empty());
+  CHECK(b.begin() == 12'200'000'000);
+  CHECK(b.tags.front().type == TagType::OverflowBegin);
+  CHECK(b.tags.front().time == 12'200'000'000);
+  CHECK(b.end() == 22'200'000'000);
+
+  std::vector<MergedInput> inputs;
+  for (const std::string& path : paths) {
+    inputs.push_back(MergedInput{std::make_unique<FileReader>(path, 1000)});
+  }
+  MergedSource sets(std::move(inputs));
+  MeasurementGraph replay(sets, GraphOptions{.threads = 2});
+  auto& replay_counter = replay.emplace<Counter>("counter", channels, 1'000'000'000, 50);
+  replay.run();
+  requireIdentical(live_counter.getResults(), replay_counter.getResults());
+  CHECK(replay_counter.getOverflowCount() == 1);
+  std::uint64_t bytes = 0;
+  for (const std::string& path : paths) bytes += std::filesystem::file_size(path);
+  CHECK(writer.getTotalSize() > bytes / 2);
+  CHECK(writer.getTotalSize() <= bytes);
 }
 
 TEST_CASE("FileWriter: records its channels and every special tag, markers and parts",

@@ -91,14 +91,13 @@ FileWriter::FileWriter(std::string name, std::string path, std::vector<channel_t
                      {"sync_every", static_cast<std::int64_t>(sync_every)}}),
       index_(channels, "FileWriter '" + this->name() + "'"),
       max_file_size_(max_file_size) {
-  TagFileOptions options;
-  options.path = std::move(path);
-  options.max_file_size = max_file_size;
-  options.compression = compression;
-  options.configuration = std::move(configuration);
-  options.channels = std::move(channels);
-  options.sync_every = sync_every;
-  recorder_ = std::make_unique<TagFileRecorder>(std::move(options), kBuffers);
+  options_.path = std::move(path);
+  options_.max_file_size = max_file_size;
+  options_.compression = compression;
+  options_.configuration = std::move(configuration);
+  options_.channels = std::move(channels);
+  options_.sync_every = sync_every;
+  recorder_ = std::make_unique<TagFileRecorder>(options_, kBuffers);
   chunk_ = recorder_->takeBuffer();
   chunk_.resize(2 * kBlockTags);
 }
@@ -243,7 +242,13 @@ std::uint64_t FileWriter::getTotalEvents() const {
 }
 
 std::uint64_t FileWriter::getTotalSize() const {
-  return recorder_->bytesWritten();
+  auto lock = lockData();
+  return closed_sets_bytes_ + recorder_->bytesWritten();
+}
+
+std::string FileWriter::getPath() const {
+  auto lock = lockData();
+  return options_.path;
 }
 
 void FileWriter::setMarker(std::string text) {
@@ -265,6 +270,36 @@ void FileWriter::split() {
   recorder_->split();
 }
 
+void FileWriter::split(const std::string& new_path) {
+  if (new_path.empty()) return split();
+  auto lock = lockData();
+  if (new_path == options_.path) {
+    throw InvalidArgument("FileWriter '" + name() + "': split to '" + new_path +
+                          "' is invalid: that is the set being written (valid: another path)");
+  }
+  TagFileOptions options = options_;
+  options.path = new_path;
+  auto next = std::make_unique<TagFileRecorder>(options, kBuffers);
+  if (capturing_) handOver(count_, last_time_);
+  std::swap(recorder_, next);
+  options_ = std::move(options);
+  closed_sets_bytes_ += next->bytesWritten();
+  closed_sets_parts_ += next->partCount();
+  // The new set knows nothing of the stream before it: an interval still open begins again
+  // at its start (a paused capture does this when it resumes).
+  if (capturing_) {
+    if (recorded_overflow_open_) appendOne(Tag{TagType::OverflowBegin, 0, 0, 0, last_time_});
+  } else {
+    recorded_overflow_open_ = false;
+  }
+  try {
+    next->close();
+  } catch (const IoError& error) {
+    throw IoError("FileWriter '" + name() + "': the recording moved on to '" + options_.path +
+                  "', but the set it ended failed: " + error.what());
+  }
+}
+
 void FileWriter::flush() {
   auto lock = lockData();
   flushLocked();
@@ -281,8 +316,9 @@ void FileWriter::collectResults(ResultSet& out) const {
   const std::string error = recorder_->error();
   if (!error.empty()) throw IoError("FileWriter '" + name() + "': " + error);
   out.facts.set("total_events", static_cast<std::int64_t>(total_events_));
-  out.facts.set("total_size_bytes", static_cast<std::int64_t>(recorder_->bytesWritten()));
-  out.facts.set("parts", static_cast<std::int64_t>(recorder_->partCount()));
+  out.facts.set("total_size_bytes",
+                static_cast<std::int64_t>(closed_sets_bytes_ + recorder_->bytesWritten()));
+  out.facts.set("parts", static_cast<std::int64_t>(closed_sets_parts_ + recorder_->partCount()));
 }
 
 }  // namespace tagflow

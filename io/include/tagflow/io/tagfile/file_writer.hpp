@@ -42,7 +42,7 @@ class FileWriter : public Measurement {
 
   // Tags recorded so far (handed to the files or on their way).
   std::uint64_t getTotalEvents() const;
-  // Bytes in the files so far, over all parts.
+  // Bytes in the files so far, over all parts (and the sets split(new_path) closed).
   std::uint64_t getTotalSize() const;
   std::uint64_t getMaxFileSize() const { return max_file_size_; }
   // Stores `text` at the current stream position; FileReader::getLastMarker() returns it once
@@ -50,6 +50,15 @@ class FileWriter : public Measurement {
   void setMarker(std::string text);
   // The next block goes to a new part.
   void split();
+  // The recording goes on in a new tag file set at `new_path` (its part 0 first), as the
+  // reference software's split(new_filename): the current set is completed and closed, and
+  // the new one begins at the current stream time, inside an overflow interval if one is open.
+  // An empty path is split(). The new set is created first: an unwritable path throws IoError
+  // and the recording stays where it was; the current set's own path is refused. A write error
+  // of the set that ends is thrown once the recording has moved on.
+  void split(const std::string& new_path);
+  // The path of the set being written.
+  std::string getPath() const;
   // Waits until everything recorded so far is in the files.
   void flush();
   // Ends the recording and closes the files.
@@ -80,7 +89,11 @@ class FileWriter : public Measurement {
 
   ChannelIndex index_;
   std::uint64_t max_file_size_;
+  TagFileOptions options_;  // of the set being written
   std::unique_ptr<TagFileRecorder> recorder_;
+  // Bytes and parts of the sets that split(new_path) closed.
+  std::uint64_t closed_sets_bytes_ = 0;
+  std::uint64_t closed_sets_parts_ = 0;
   std::vector<Tag> chunk_;  // its size is its capacity; count_ tags are in use
   std::size_t count_ = 0;
   // The chunk is written past the caches (filter()) while the recorder keeps up.
