@@ -215,8 +215,8 @@ struct MeasurementGraph::Run {
   }
 
   // Blocks from the next one the source hands out on reach `consumer`.
-  void startDelivering(Consumer& consumer) {
-    consumer.start_sequence = produced.load(std::memory_order_acquire);
+  void startDelivering(Consumer& consumer, std::uint64_t from) {
+    consumer.start_sequence = from;
     consumer.next_unprocessed.store(consumer.start_sequence, std::memory_order_release);
     streams[static_cast<std::size_t>(consumer.reads)].push_back(&consumer);
     shareChannels();
@@ -350,13 +350,18 @@ Measurement& MeasurementGraph::add(Measurement& measurement) {
                                                    run_->virtual_parent, topologyNode(measurement));
     const std::vector<Measurement*> shards = measurement.graphNodes();
     std::lock_guard run_lock(run_->mutex);
-    for (std::size_t k = 0; k < shards.size(); ++k) {
-      shards[k]->streamStarting();
-      Consumer& consumer = run_->consumers.emplace_back();
-      consumer.measurement = shards[k];
-      consumer.reads = reads + 1;
-      run_->connect(consumer, run_->newTimer(nodeName(measurement, k), measurement.kind()));
-      run_->startDelivering(consumer);
+    // A run whose nodes are gone is ending: the measurement joins the next run.
+    if (run_->graph != nullptr) {
+      // Every shard from the same block on.
+      const std::uint64_t from = run_->produced.load(std::memory_order_acquire);
+      for (std::size_t k = 0; k < shards.size(); ++k) {
+        shards[k]->streamStarting();
+        Consumer& consumer = run_->consumers.emplace_back();
+        consumer.measurement = shards[k];
+        consumer.reads = reads + 1;
+        run_->connect(consumer, run_->newTimer(nodeName(measurement, k), measurement.kind()));
+        run_->startDelivering(consumer, from);
+      }
     }
   }
   measurements_.push_back(&measurement);
@@ -408,11 +413,12 @@ void MeasurementGraph::remove(Measurement& measurement) {
       if (consumers.size() != nodes.size()) {
         throw std::logic_error("running measurement without its nodes");
       }
+      // Blocks handed out so far still arrive; the ones after do not. A source waiting for
+      // data therefore does not hold the removal up. Every shard up to the same block.
+      const std::uint64_t stop = run->produced.load(std::memory_order_acquire);
       for (Consumer* consumer : consumers) {
         consumer->removed = true;
-        // Blocks handed out so far still arrive; the ones after do not. A source waiting for
-        // data therefore does not hold the removal up.
-        consumer->stop_sequence = run->produced.load(std::memory_order_acquire);
+        consumer->stop_sequence = stop;
       }
       run->shareChannels();
     }
@@ -486,10 +492,12 @@ class SourceStage {
  public:
   SourceStage(Source& source, BlockPool& pool, NodeTimer& timer, MeasurementGraph::Run& run,
               const GraphOptions& options, Profile& profile, const std::atomic<bool>& stop,
-              timestamp_t duration_ps, StreamSpan window, BlockBuffer& carried, bool& has_carried)
+              timestamp_t duration_ps, StreamSpan window, BlockBuffer& carried, bool& has_carried,
+              std::optional<bool>& stream_overflow)
       : source_(source),
         carried_(carried),
         has_carried_(has_carried),
+        stream_overflow_(stream_overflow),
         pool_(pool),
         timer_(timer),
         run_(run),
@@ -512,10 +520,13 @@ class SourceStage {
 
   // Reads the next block into `out`: the rest of the block the last run was cut in first.
   bool nextBlock(BlockBuffer& out);
+  // Follows the stream's overflow state through a block read.
+  void followOverflow(const BlockBuffer& block);
 
   Source& source_;
   BlockBuffer& carried_;  // the rest of a cut block, for the next run
   bool& has_carried_;
+  std::optional<bool>& stream_overflow_;  // after the blocks read so far; empty at the end
   BlockPool& pool_;
   NodeTimer& timer_;
   MeasurementGraph::Run& run_;
@@ -601,6 +612,7 @@ PooledBlock* SourceStage::produce(tbb::flow_control& control) {
     next_begin_ = block->buffer.end_time;
     first_ = false;
     if (block->buffer.end_time > window_.begin) break;
+    followOverflow(block->buffer);
   }
   if (sequence_ == 0) stream_start_ = block->buffer.begin_time;
   if (duration_ps_ > 0 && block->buffer.end_time - stream_start_ >= duration_ps_) {
@@ -616,6 +628,7 @@ PooledBlock* SourceStage::produce(tbb::flow_control& control) {
     cutBlock(block->buffer, window_.end);
     ended_ = true;
   }
+  followOverflow(block->buffer);
   block->sequence = sequence_++;
   run_.produced.store(sequence_, std::memory_order_release);
   timer_.end(began, block->sequence, block->buffer.tags.size());
@@ -627,8 +640,20 @@ PooledBlock* SourceStage::produce(tbb::flow_control& control) {
   return block;
 }
 
+void SourceStage::followOverflow(const BlockBuffer& block) {
+  for (const std::uint32_t index : block.special) {
+    const TagType type = block.tags[index].type;
+    if (type == TagType::OverflowBegin) stream_overflow_ = true;
+    if (type == TagType::OverflowEnd) stream_overflow_ = false;
+  }
+}
+
 bool SourceStage::nextBlock(BlockBuffer& out) {
-  if (!has_carried_) return source_.next(out);
+  if (!has_carried_) {
+    if (source_.next(out)) return true;
+    stream_overflow_.reset();  // the stream is over: a later one starts afresh
+    return false;
+  }
   has_carried_ = false;
   out.storage.assign(carried_.tags.begin(), carried_.tags.end());
   out.publishStorage();
@@ -649,7 +674,8 @@ void SourceStage::reportProgress(Clock::time_point now) {
 
 }  // namespace
 
-void MeasurementGraph::connectConsumers(Run& run, std::size_t pool_blocks) {
+void MeasurementGraph::connectConsumers(Run& run, std::size_t pool_blocks,
+                                        bool starts_in_overflow) {
   std::vector<detail::TopologyNode> channel_nodes, measurement_nodes;
   for (const VirtualChannel* channel : channels_) channel_nodes.push_back(topologyNode(*channel));
   for (const Measurement* measurement : measurements_) {
@@ -674,7 +700,7 @@ void MeasurementGraph::connectConsumers(Run& run, std::size_t pool_blocks) {
   for (std::size_t i = 0; i < measurements_.size(); ++i) {
     const std::vector<Measurement*> nodes = measurements_[i]->graphNodes();
     for (std::size_t k = 0; k < nodes.size(); ++k) {
-      nodes[k]->streamStarting(source_.startsInOverflow());
+      nodes[k]->streamStarting(starts_in_overflow);
       Consumer& consumer = run.consumers.emplace_back();
       consumer.measurement = nodes[k];
       consumer.reads = topology.measurement_stream[i] + 1;
@@ -716,6 +742,8 @@ Profile MeasurementGraph::liveProfile() const {
 }
 
 Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp_t origin) {
+  // Before the plans, the source and the carried block are touched.
+  if (running_.load()) throw InvalidArgument("the graph is already running");
   if (end <= begin) {
     throw InvalidArgument("time range [" + std::to_string(begin) + ", " + std::to_string(end) +
                           ") ps is empty (valid: end > begin)");
@@ -765,7 +793,10 @@ Profile MeasurementGraph::runRange(timestamp_t begin, timestamp_t end, timestamp
   }
   const timestamp_t from = saturatingAdd(begin, -saturatingAdd(widest.before, channels_look_back));
   // A source that seeks starts afresh: the rest of a block an earlier run was cut in is gone.
-  if (source_.seekTo(from)) has_carried_ = false;
+  if (source_.seekTo(from)) {
+    has_carried_ = false;
+    stream_overflow_.reset();
+  }
   stop_requested_.store(false, std::memory_order_relaxed);
   return runStream(
       -1, StreamSpan{from, saturatingAdd(saturatingAdd(end, widest.after), channels_look_ahead)});
@@ -796,6 +827,9 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps, StreamSpan window) 
   // In flight: admitted by the limiter, plus one the input node holds back, plus slack. A
   // virtual channel's block holds its input block, so its pool needs no more.
   const std::size_t pool_blocks = options_.max_blocks_in_flight + 2;
+  // A run that goes on with the stream the last one left starts in the state it was left in.
+  const bool starts_in_overflow = stream_overflow_.value_or(source_.startsInOverflow());
+  stream_overflow_ = starts_in_overflow;
   BlockPool pool(pool_blocks, source_.maxBlockTags());
   SourceStage produce{source_,
                       pool,
@@ -807,7 +841,8 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps, StreamSpan window) 
                       duration_ps,
                       window,
                       carried_,
-                      has_carried_};
+                      has_carried_,
+                      stream_overflow_};
 
   StreamEndNotifier notify_stream_end{*run};
   tbb::task_arena arena(threads);
@@ -849,7 +884,7 @@ Profile MeasurementGraph::runStream(timestamp_t duration_ps, StreamSpan window) 
     {
       std::lock_guard lock(mutex_);
       if (measurements_.empty()) throw InvalidArgument("the graph has no measurements to run");
-      connectConsumers(*run, pool_blocks);
+      connectConsumers(*run, pool_blocks, starts_in_overflow);
       run_ = run;
     }
     input.activate();

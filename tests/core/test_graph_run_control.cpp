@@ -100,6 +100,43 @@ TEST_CASE("A run cut inside a block leaves the rest of it to the next run", "[gr
   CHECK(probe.getCaptureDuration() == 2345 + 4321 + 10'000);
 }
 
+namespace {
+
+// A Probe whose capture ends slowly: it says so, then waits, so that the run's end can be
+// caught while the measurements are told that their stream ended.
+class SlowEnd : public Probe {
+ public:
+  using Probe::Probe;
+  std::promise<void> ending;
+
+ protected:
+  void onCaptureEnd() override {
+    if (!said_) ending.set_value();
+    said_ = true;
+    std::this_thread::sleep_for(200ms);
+  }
+
+ private:
+  bool said_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("A measurement added while a run ends joins the next run", "[graph][run]") {
+  PatternSource source(endless());
+  SlowEnd slow("slow");
+  Probe late("late");
+  MeasurementGraph graph(source, GraphOptions{.threads = 2});
+  graph.add(slow);
+  auto running = graph.runAsync(20'000);
+  slow.ending.get_future().wait();
+  graph.add(late);  // the run's nodes are gone by now
+  running.get();
+  CHECK(late.tagCount() == 0);
+  graph.run(10'000);
+  CHECK(late.tagCount() == 100);
+}
+
 TEST_CASE("An exception in a measurement comes out of run()", "[graph][run]") {
   const int threads = GENERATE(1, 2);
   PatternSource source(endless());

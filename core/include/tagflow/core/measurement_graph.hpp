@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -94,7 +95,9 @@ class MeasurementGraph {
   // Processes the stream until the source ends, `duration_ps` of stream time has passed
   // (cut exactly, also inside a block), or requestStop() is called. Rethrows the first
   // exception of any node. A graph can be run again; measurements keep their data, and the
-  // next run goes on where this one was cut (the rest of the cut block comes first).
+  // next run goes on where this one was cut (the rest of the cut block comes first), inside
+  // the overflow interval it was cut in, if any. Each run is a capture of its own: pairs
+  // (Correlation, HistogramLogBins) do not span a cut.
   Profile run(timestamp_t duration_ps = -1);
   std::future<Profile> runAsync(timestamp_t duration_ps = -1);
   // Counts only [begin, end) of the stream (docs/parallel.md): every measurement, each shard of
@@ -146,7 +149,8 @@ class MeasurementGraph {
                                          std::numeric_limits<timestamp_t>::max()});
   // Plans the topology and connects a node per virtual channel and measurement to `run`
   // (mutex_ held).
-  void connectConsumers(Run& run, std::size_t pool_blocks);
+  // Measurements start the stream inside an overflow interval when `starts_in_overflow`.
+  void connectConsumers(Run& run, std::size_t pool_blocks, bool starts_in_overflow);
 
   Source& source_;
   GraphOptions options_;
@@ -166,6 +170,9 @@ class MeasurementGraph {
   // The part of a block after the cut that ended the last run: the next run's first block.
   BlockBuffer carried_;
   bool has_carried_ = false;
+  // Whether the last run left the stream inside an overflow interval; empty when the next run
+  // starts the stream afresh (the first run, after the source ended or seeked).
+  std::optional<bool> stream_overflow_;
   std::atomic<bool> running_{false};
   std::shared_ptr<Run> run_;  // set while a run is in progress (guarded by mutex_)
 };
