@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <iostream>
 #include <mutex>
@@ -40,17 +41,27 @@ void printProgress(const Progress& progress) {
 }
 
 // Writes the results every `interval_s` while the graph runs, each time atomically (a crash
-// keeps the last one), until stopped.
+// keeps the last one), until stopped. A write that fails (a full disk, the folder gone) stops
+// the checkpoints and calls `failed`, which ends the run; rethrowFailure() then throws it.
 class Checkpoints {
  public:
-  Checkpoints(double interval_s, std::function<void()> write) : write_(std::move(write)) {
+  Checkpoints(double interval_s, std::function<void()> write, std::function<void()> failed)
+      : write_(std::move(write)), failed_(std::move(failed)) {
     if (interval_s <= 0) return;
     thread_ = std::thread([this, interval_s] {
       std::unique_lock lock(mutex_);
       const auto interval = std::chrono::duration<double>(interval_s);
       while (!cv_.wait_for(lock, interval, [this] { return stopping_; })) {
         lock.unlock();
-        write_();
+        try {
+          write_();
+        } catch (...) {
+          lock.lock();
+          error_ = std::current_exception();
+          lock.unlock();
+          failed_();
+          return;
+        }
         lock.lock();
       }
     });
@@ -64,10 +75,16 @@ class Checkpoints {
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
   }
+  void rethrowFailure() const {
+    std::lock_guard lock(mutex_);
+    if (error_) std::rethrow_exception(error_);
+  }
 
  private:
   std::function<void()> write_;
-  std::mutex mutex_;
+  std::function<void()> failed_;
+  std::exception_ptr error_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;
   std::thread thread_;
@@ -184,15 +201,19 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   Interrupts interrupts([&] { graph.requestStop(); });
   Interrupts::abandon({resultsTemporaryPath(config.output)});
   // A checkpoint of one rank would hold only its share.
-  Checkpoints checkpoints(distributed_run ? 0 : config.checkpoint_s, [&] {
-    RunInfo info{source->describe(), config.text, sourceStatistics(*source)};
-    info.checkpoint = true;
-    writeResultsHdf5(config.output, nodes.results(), Profile{}, info);
-  });
+  Checkpoints checkpoints(
+      distributed_run ? 0 : config.checkpoint_s,
+      [&] {
+        RunInfo info{source->describe(), config.text, sourceStatistics(*source)};
+        info.checkpoint = true;
+        writeResultsHdf5(config.output, nodes.results(), Profile{}, info);
+      },
+      [&] { graph.requestStop(); });
   const Profile profile = distributed_run
                               ? runShareOfRanks(distributed, config, guarded, graph, measurements)
                               : graph.run(config.duration_ps);
   checkpoints.stop();
+  checkpoints.rethrowFailure();
   if (!speaks) return interrupts.interrupted() ? interrupts.exitCode() : 0;
   if (show_progress) std::fprintf(stderr, "\n");
 

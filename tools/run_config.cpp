@@ -156,6 +156,13 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin,
     }
   }
 
+  // A [[run]] array or a `run = ...` value would otherwise be passed over with its keys.
+  for (const char* section : {"run", "source"}) {
+    if (const toml::node* node = root.get(section); node != nullptr && !node->is_table()) {
+      throw InvalidArgument("config '" + origin + "': '" + section + "' is not a [" + section +
+                            "] table (" + place(*node) + ")");
+    }
+  }
   if (auto run = root["run"].as_table()) {
     const Parameters p = toParameters(*run, "run.", nullptr);
     p.requireOnly({"output", "duration_ps", "threads", "max_blocks_in_flight", "checkpoint_s"},

@@ -295,6 +295,30 @@ checkpoint_s = 1e9'
 refuses "a checkpoint interval beyond its bound" \
   "[run] checkpoint_s 1e+09 is invalid (valid: 0 for none, or up to 31536000 seconds, a year)" \
   "$tagflow" run -q checkpoint.toml --output out.h5
+# A [run] written as an array of tables would be passed over, its keys with it.
+config run_array.toml 'kind = "Countrate"
+channels = [1]' '[[run]]
+duration_ps = 1000'
+refuses "a [[run]] array" "'run' is not a [run] table (line 1)" \
+  "$tagflow" run -q run_array.toml --output out.h5
+
+# A checkpoint that cannot be written (its folder moved away while the run goes: at once, where
+# a removal could race a checkpoint's file) ends the run with exit 1 and the write's error, not
+# an abort.
+printf '[run]\nduration_ps = 8_000_000_000_000\ncheckpoint_s = 0.2\n[source]\nkind = "synthetic"\nspeed = 1.0\n[[measurement]]\nkind = "Countrate"\nchannels = [1]\n' >ck.toml
+mkdir -p ck_folder
+"$tagflow" run -q ck.toml --output ck_folder/out.h5 >stdout.txt 2>stderr.txt &
+running=$!
+sleep 1
+mv ck_folder ck_moved
+wait "$running"
+status=$?
+rm -rf ck_moved
+if [ "$status" -eq 1 ] && grep -qF "ck_folder/out.h5" stderr.txt; then
+  pass "a checkpoint that cannot be written ends the run with exit 1"
+else
+  fail "a failed checkpoint: exit $status, '$(cat stderr.txt)'"
+fi
 # A corrupt input fails the command (exit 1) and leaves no part of its output.
 "$tagflow" record good.toml corrupt.tags >/dev/null
 "$python" -c '
