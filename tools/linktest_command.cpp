@@ -190,7 +190,8 @@ void printReceiverReport(const LinktestOptions& options, const Link& link,
             << "loss: " << stats.datagrams_lost << " datagrams (" << stats.events_lost
             << " tags) in " << stats.gaps << " gaps; duplicates " << stats.duplicates
             << ", reordered " << stats.reordered << ", late " << stats.late << ", malformed "
-            << stats.malformed() << ", foreign " << stats.foreign << "\n"
+            << stats.malformed() << ", foreign " << stats.foreign << ", restarts " << stats.restarts
+            << "\n"
             << "where: socket drops (SO_RXQ_OVFL) " << stats.socket_drops << ", receive ring full "
             << stats.ring_full << " times; ";
   if (link.interface.empty()) {

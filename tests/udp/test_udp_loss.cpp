@@ -372,6 +372,8 @@ TEST_CASE("Datagrams that are dropped do not hold off the idle timeout", "[udp][
   CHECK(received.tags.size() == 2);
   REQUIRE_FALSE(notices.empty());
   CHECK_THAT(notices.back(), Contains("ending the stream (idle_timeout_s)"));
+  // The timeout in tenths of a second, not rounded to a whole one.
+  CHECK_THAT(notices.back(), Contains("no datagrams for 0.5 s"));
 }
 
 namespace {

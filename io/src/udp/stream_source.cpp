@@ -70,9 +70,10 @@ UdpSourceConfig validated(UdpSourceConfig config) {
   return config;
 }
 
+// Whole seconds, or tenths below ten seconds: a timeout of 0.5 s must not read "1 s".
 std::string formatSeconds(double seconds) {
   std::ostringstream out;
-  out << std::round(seconds) << " s";
+  out << (seconds < 10 ? std::round(seconds * 10) / 10 : std::round(seconds)) << " s";
   return out.str();
 }
 
@@ -484,8 +485,8 @@ bool UdpStreamSource::next(BlockBuffer& out) {
     if (quiet >= config_.block_latency_s && filled_ > 0) break;
     const double idle = std::chrono::duration<double>(now - waiting_since_).count();
     if (any_processed_ && config_.idle_timeout_s > 0 && idle >= config_.idle_timeout_s) {
-      config_.notice("no datagrams for " + formatSeconds(idle) + " on " + bound_.text() +
-                     ": ending the stream (idle_timeout_s)");
+      config_.notice("no datagrams for " + formatSeconds(config_.idle_timeout_s) + " on " +
+                     bound_.text() + ": ending the stream (idle_timeout_s)");
       settleStash(out);
       closeTailLoss(out);
       ended_ = true;
