@@ -131,6 +131,7 @@ Coincidences::Coincidences(const ParameterSchema& schema, std::string name,
                            CoincidenceTimestamp timestamp)
     : VirtualChannel(schema, name, coincidenceParameters(schema, groups, window, timestamp),
                      groups.size()),
+      requested_window_(window),
       window_(window),
       timestamp_(timestamp),
       index_(distinctChannels(groups, schema.kind() + " '" + name + "'",
@@ -322,6 +323,15 @@ timestamp_t Coincidences::stamp(const Group& group, timestamp_t now) const {
       return last_[group.slots.front()];
   }
   return now;
+}
+
+void Coincidences::setCoincidenceWindow(timestamp_t window) {
+  windowKey().check(ParameterValue{window}, kind() + " '" + name() + "'", "coincidence_window");
+  requested_window_.store(window, std::memory_order_release);
+}
+
+void Coincidences::applySettings() {
+  window_ = requested_window_.load(std::memory_order_acquire);
 }
 
 void Coincidences::forgetHistory() {

@@ -30,20 +30,37 @@ DelayedChannel::DelayedChannel(std::string name, channel_t input, timestamp_t de
     : VirtualChannel(schema(), std::move(name),
                      Parameters{{"input_channel", std::int64_t{input}}, {"delay", delay}}),
       input_(input),
+      requested_delay_(delay),
       delay_(delay) {
   if (input == CHANNEL_UNUSED) {
     throw InvalidArgument("DelayedChannel '" + this->name() + "': input_channel is unused");
   }
-  if (delay > kMaxDelay) {
-    throw InvalidArgument("DelayedChannel '" + this->name() + "': delay " + std::to_string(delay) +
-                          " ps is too long (valid: 0.." + std::to_string(kMaxDelay) +
-                          ", about 53 days)");
+  checkDelay(delay);
+}
+
+void DelayedChannel::checkDelay(timestamp_t delay) const {
+  if (delay < 0 || delay > kMaxDelay) {
+    throw InvalidArgument("DelayedChannel '" + name() + "': delay " + std::to_string(delay) +
+                          " ps is invalid (valid: 0.." + std::to_string(kMaxDelay) +
+                          ", about 53 days; to move a channel earlier, delay the others)");
   }
+}
+
+void DelayedChannel::setDelay(timestamp_t delay) {
+  checkDelay(delay);
+  requested_delay_.store(delay, std::memory_order_release);
+}
+
+void DelayedChannel::applySettings() {
+  const timestamp_t requested = requested_delay_.load(std::memory_order_acquire);
+  if (requested < delay_ && !owed_.empty()) merging_ = true;
+  delay_ = requested;
 }
 
 // Branch-free compaction: every tag is written, only matches advance the end. The storage
 // only grows, so no block pays for initialising it.
 void DelayedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& /*emitted*/) {
+  if (merging_) return consumeMerging(time_tags);
   std::size_t end = owed_.end;
   timestamp_t* out = owed_.reserve(time_tags.size());
   const timestamp_t delay = delay_;  // locals: the stores below could alias the members
@@ -54,6 +71,15 @@ void DelayedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& /
     end += tag.channel == input ? 1 : 0;
   }
   owed_.end = end;
+}
+
+void DelayedChannel::consumeMerging(std::span<const Tag> time_tags) {
+  if (time_tags.empty()) return;
+  for (const Tag& tag : time_tags) {
+    if (tag.channel == input_) owed_.insert(tag.time + delay_);
+  }
+  // Every later copy comes at or after the last tag's time plus the delay.
+  merging_ = !owed_.empty() && owed_.times[owed_.end - 1] > time_tags.back().time + delay_;
 }
 
 // One pass: owed copies go out before the first input tag later than them, this block's
@@ -94,6 +120,7 @@ void DelayedChannel::emitOwed(timestamp_t until, std::vector<Tag>& emitted) {
     emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, time});
   });
   owed_.compact();
+  if (owed_.empty()) merging_ = false;
 }
 
 void DelayedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
@@ -103,6 +130,7 @@ void DelayedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
 
 void DelayedChannel::dropOwed() {
   owed_.clear();
+  merging_ = false;
 }
 
 }  // namespace tagflow

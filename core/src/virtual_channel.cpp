@@ -54,6 +54,7 @@ void VirtualChannel::process(const TagBlock& in, BlockBuffer& out) {
     forgetHistory();
     dropOwed();
   }
+  applySettings();
   const std::size_t room = in.special.empty() && !in_overflow_ ? transcribeRoom(in) : 0;
   if (room != 0 && room <= kMaxTranscribeRoom * in.tags.size()) {
     if (out.storage.size() < room) out.storage.resize(room);

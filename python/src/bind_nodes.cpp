@@ -97,6 +97,15 @@ py::class_<Node, VirtualChannel> channelClass(py::module_& module, const char* k
            py::arg("graph"), py::arg("name"), py::arg("kwargs"));
 }
 
+// Each Python class derives from VirtualChannel alone, so both coincidence classes get it.
+template <class Node>
+void withWindowSetter(py::class_<Node, VirtualChannel> node_class) {
+  node_class
+      .def("setCoincidenceWindow", &Node::setCoincidenceWindow, py::arg("window"),
+           "the window in ps from the next block on")
+      .def("getCoincidenceWindow", &Node::getCoincidenceWindow);
+}
+
 bool waitUntilFinished(Measurement& m, double timeout_s) {
   if (std::isnan(timeout_s)) {
     throw InvalidArgument(
@@ -427,11 +436,14 @@ void bindChannels(py::module_& module) {
       .def("getChannel", &VirtualChannel::getChannel)
       .def("getChannels", &VirtualChannel::getChannels)
       .def("clear", &VirtualChannel::clear);
-  channelClass<DelayedChannel>(module, "DelayedChannel");
+  channelClass<DelayedChannel>(module, "DelayedChannel")
+      .def("setDelay", &DelayedChannel::setDelay, py::arg("delay"),
+           "the delay in ps from the next block on (copies already owed keep theirs)")
+      .def("getDelay", &DelayedChannel::getDelay);
   channelClass<GatedChannel>(module, "GatedChannel");
   channelClass<Combiner>(module, "Combiner");
-  channelClass<Coincidence>(module, "Coincidence");
-  channelClass<Coincidences>(module, "Coincidences");
+  withWindowSetter(channelClass<Coincidence>(module, "Coincidence"));
+  withWindowSetter(channelClass<Coincidences>(module, "Coincidences"));
   channelClass<FrequencyMultiplier>(module, "FrequencyMultiplier");
   channelClass<ConstantFractionDiscriminator>(module, "ConstantFractionDiscriminator");
   channelClass<EventGenerator>(module, "EventGenerator");

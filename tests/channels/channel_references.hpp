@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -77,18 +78,29 @@ inline std::vector<Tag> realize(const std::vector<Owed>& owed, const std::vector
 
 // DelayedChannel: each input tag again `delay` later; missed events of the input passed on at
 // once with their count.
-inline std::vector<Owed> delayedReference(const std::vector<Tag>& stream, channel_t input,
-                                          timestamp_t delay, channel_t output) {
+// The delay of the tag i is delay_of(i).
+inline std::vector<Owed> delayedReferenceBy(const std::vector<Tag>& stream, channel_t input,
+                                            const std::function<timestamp_t(std::size_t)>& delay_of,
+                                            channel_t output) {
   std::vector<Owed> owed;
-  for (const Tag& tag : stream) {
+  for (std::size_t i = 0; i < stream.size(); ++i) {
+    const Tag& tag = stream[i];
     if (tag.type == TagType::Error) cancelFrom(owed, tag.time);
     if (tag.channel != input) continue;
-    if (tag.type == TagType::TimeTag) owed.push_back({output, tag.time + delay, tag.time, true});
+    if (tag.type == TagType::TimeTag) {
+      owed.push_back({output, tag.time + delay_of(i), tag.time, true});
+    }
     if (tag.type == TagType::MissedEvents) {
       owed.push_back({output, tag.time, tag.time, false, TagType::MissedEvents, tag.missed_events});
     }
   }
   return owed;
+}
+
+inline std::vector<Owed> delayedReference(const std::vector<Tag>& stream, channel_t input,
+                                          timestamp_t delay, channel_t output) {
+  return delayedReferenceBy(
+      stream, input, [delay](std::size_t) { return delay; }, output);
 }
 
 // GatedChannel: input tags while the gate is open; a tag is judged before it moves the gate.
@@ -127,17 +139,19 @@ inline std::vector<Owed> combinerReference(const std::vector<Tag>& stream,
 
 // Coincidences: at each time tag of a group channel, the group is complete when every other
 // channel of the group has an earlier tag (in stream order, since the last reset) at most
-// `window` before it; the group's tags are the latest of each channel and the current one.
-inline std::vector<Owed> coincidencesReference(const std::vector<Tag>& stream,
-                                               const std::vector<std::vector<channel_t>>& groups,
-                                               timestamp_t window, CoincidenceTimestamp timestamp,
-                                               channel_t first_output) {
+// the window before it, the window in force at the tag i being window_of(i); the group's tags
+// are the latest of each channel and the current one.
+inline std::vector<Owed> coincidencesReferenceBy(
+    const std::vector<Tag>& stream, const std::vector<std::vector<channel_t>>& groups,
+    const std::function<timestamp_t(std::size_t)>& window_of, CoincidenceTimestamp timestamp,
+    channel_t first_output) {
   std::vector<Owed> owed;
   std::size_t history_begin = 0;  // index of the first tag after the last reset
   for (std::size_t i = 0; i < stream.size(); ++i) {
     const Tag& tag = stream[i];
     if (resetsHistory(tag)) history_begin = i + 1;
     if (tag.type != TagType::TimeTag) continue;
+    const timestamp_t window = window_of(i);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const auto& group = groups[g];
       if (std::find(group.begin(), group.end(), tag.channel) == group.end()) continue;
@@ -172,6 +186,14 @@ inline std::vector<Owed> coincidencesReference(const std::vector<Tag>& stream,
     }
   }
   return owed;
+}
+
+inline std::vector<Owed> coincidencesReference(const std::vector<Tag>& stream,
+                                               const std::vector<std::vector<channel_t>>& groups,
+                                               timestamp_t window, CoincidenceTimestamp timestamp,
+                                               channel_t first_output) {
+  return coincidencesReferenceBy(
+      stream, groups, [window](std::size_t) { return window; }, timestamp, first_output);
 }
 
 // ConstantFractionDiscriminator: a rising edge on c and the next falling edge on -c, at most

@@ -804,3 +804,45 @@ def test_a_list_of_files_is_read_as_one_stream(scratch):
     np.testing.assert_array_equal(tags["time"], times)
     np.testing.assert_array_equal(tags["channel"], channels)
     assert profile["stream_duration_ps"] == 10**9
+
+
+def test_delay_and_coincidence_window_changed_between_runs():
+    rng = np.random.default_rng(7)
+    times = np.cumsum(rng.integers(1, 400, 20_000))
+    channels = rng.integers(1, 3, times.size)
+    end, cut = int(times[-1]) + 1, int(times[times.size // 2])
+    graph = tf.Graph(tf.MemorySource(times, channels, block_size=64, begin_time=0, end_time=end))
+    delayed = tf.DelayedChannel(graph, 1, 1000)
+    pairs = tf.Coincidence(graph, [1, 2], coincidence_window=50)
+    copies = tf.TagStream(graph, [delayed], max_tags=10**6)
+    coincidences = tf.TagStream(graph, [pairs], max_tags=10**6)
+    graph.run(cut)
+    first_copies, first_coincidences = copies.getData()["time"], coincidences.getData()["time"]
+    delayed.setDelay(200)
+    pairs.setCoincidenceWindow(300)
+    assert (delayed.getDelay(), pairs.getCoincidenceWindow()) == (200, 300)
+    graph.run()
+    # Each run starts afresh: copies owed at the cut are not carried over.
+    early = times[(channels == 1) & (times < cut)] + 1000
+    late = times[(channels == 1) & (times >= cut)] + 200
+    np.testing.assert_array_equal(first_copies, early[early < cut])
+    np.testing.assert_array_equal(copies.getData()["time"], late[late < end])
+
+    def brute_force_pairs(lo, hi, window):
+        found, last = [], {1: None, 2: None}
+        for time, channel in zip(times.tolist(), channels.tolist()):
+            if lo <= time < hi:
+                other = last[3 - channel]
+                if other is not None and time - other <= window:
+                    found.append(time)
+                last[channel] = time
+        return np.array(found, dtype=np.int64)
+
+    assert min(first_copies.size, first_coincidences.size) > 500
+    np.testing.assert_array_equal(first_coincidences, brute_force_pairs(0, cut, 50))
+    np.testing.assert_array_equal(coincidences.getData()["time"], brute_force_pairs(cut, end, 300))
+    for call, message in ((lambda: delayed.setDelay(-5), r"delay -5 ps is invalid \(valid: 0\.\."),
+                          (lambda: pairs.setCoincidenceWindow(0),
+                           r"coincidence_window.*0.*>= 1")):
+        with pytest.raises(ValueError, match=message):
+            call()

@@ -5,10 +5,12 @@
 // time is the last tag's (Last, the default), the first tag's (First), the mean of the group's
 // tags (Average, rounded down) or the tag of the group's first listed channel (ListedFirst).
 // At most 64 distinct channels over all groups. An overflow or Error forgets the tags seen.
-// Coincidence is the one-group case.
+// Coincidence is the one-group case. setCoincidenceWindow() changes the window from the next
+// block on; the tags seen before are judged by the new window.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -37,9 +39,16 @@ class Coincidences : public VirtualChannel {
   std::vector<channel_t> inputChannels() const override { return index_.channels(); }
   // Every tag of a coincidence lies within the window of its stamp: before it (Last), or
   // after it, where the coincidence completes (the other stamps).
-  std::optional<timestamp_t> lookBack() const override { return window_; }
+  std::optional<timestamp_t> lookBack() const override { return getCoincidenceWindow(); }
   timestamp_t lookAhead() const override {
-    return timestamp_ == CoincidenceTimestamp::Last ? 0 : window_;
+    return timestamp_ == CoincidenceTimestamp::Last ? 0 : getCoincidenceWindow();
+  }
+
+  // Any thread; InvalidArgument naming the value and the valid range.
+  void setCoincidenceWindow(timestamp_t window);
+  // The window last set: in force from the next block on.
+  timestamp_t getCoincidenceWindow() const {
+    return requested_window_.load(std::memory_order_acquire);
   }
 
  protected:
@@ -50,6 +59,7 @@ class Coincidences : public VirtualChannel {
   std::size_t transcribeRoom(const TagBlock& block) const override;
   Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
+  void applySettings() override;
   void forgetHistory() override;
 
  private:
@@ -66,7 +76,8 @@ class Coincidences : public VirtualChannel {
   template <class Found>
   void registerTag(std::uint32_t slot, timestamp_t time, Found found);
 
-  timestamp_t window_;
+  std::atomic<timestamp_t> requested_window_;
+  timestamp_t window_;  // in force
   CoincidenceTimestamp timestamp_;
   ChannelIndex index_;
   std::vector<Group> groups_;

@@ -2,8 +2,13 @@
 // earlier, delay the others). Copies owed beyond the current block are kept and emitted in
 // the block they fall in. Missed events of the input are passed on at once, with their count,
 // so the loss stays visible inside the same overflow interval.
+//
+// setDelay() changes the delay from the next block on, as the knob of an alignment does while
+// the stream runs. Copies already owed keep the delay they were made with; after a shorter
+// delay the new copies are merged in among them, so none is lost or out of order.
 #pragma once
 
+#include <atomic>
 #include <vector>
 
 #include "tagflow/channels/owed_times.hpp"
@@ -19,23 +24,35 @@ class DelayedChannel : public VirtualChannel {
 
   std::vector<channel_t> inputChannels() const override { return {input_}; }
   // An output tag is the input tag `delay` earlier.
-  std::optional<timestamp_t> lookBack() const override { return delay_; }
-  timestamp_t delay() const { return delay_; }
+  std::optional<timestamp_t> lookBack() const override { return getDelay(); }
+
+  // Any thread; InvalidArgument naming the value and the valid range.
+  void setDelay(timestamp_t delay);
+  // The delay last set: in force from the next block on.
+  timestamp_t getDelay() const { return requested_delay_.load(std::memory_order_acquire); }
 
  protected:
   std::size_t transcribeRoom(const TagBlock& block) const override {
-    return owed_.size() + 2 * block.tags.size();
+    return merging_ ? 0 : owed_.size() + 2 * block.tags.size();
   }
   Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
   void emitOwed(timestamp_t until, std::vector<Tag>& emitted) override;
   void onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) override;
+  void applySettings() override;
   void forgetHistory() override {}
   void dropOwed() override;
 
  private:
+  void checkDelay(timestamp_t delay) const;
+  void consumeMerging(std::span<const Tag> time_tags);
+
   channel_t input_;
-  timestamp_t delay_;
+  std::atomic<timestamp_t> requested_delay_;
+  timestamp_t delay_;  // in force
+  // After the delay fell, new copies may come before owed ones: they are inserted in order on
+  // the general path until every owed copy precedes any new one.
+  bool merging_ = false;
   OwedTimes owed_;
 };
 

@@ -16,8 +16,9 @@
 // the block in which it becomes known (a coincidence stamped with its first tag that completes in
 // the next block) is placed at that block's start: blocks cannot reach back.
 //
-// Threading: process() runs on one thread at a time, in block order; clear() may come from
-// any thread and takes effect at the next block.
+// Threading: process() runs on one thread at a time, in block order; clear() and the setters of
+// a concrete channel (setDelay(), setCoincidenceWindow()) may come from any thread and take
+// effect at the next block. parameters() keep the values given at construction.
 #pragma once
 
 #include <atomic>
@@ -101,6 +102,8 @@ class VirtualChannel {
   // ones passes the count on (a MissedEvents tag on its output channel, at the input tag's
   // time; the base class places it right after the input tag, inside the same interval).
   virtual void onMissedEvents(const Tag& /*tag*/, std::vector<Tag>& /*emitted*/) {}
+  // Takes up what the setters asked for since the last block, before the next one.
+  virtual void applySettings() {}
   // Forgets what decides future output (overflow begin, Error, clear()).
   virtual void forgetHistory() = 0;
   // Drops the tags kept for later (Error, clear()).
