@@ -330,6 +330,11 @@ void Coincidences::setCoincidenceWindow(timestamp_t window) {
   requested_window_.store(window, std::memory_order_release);
 }
 
+void Coincidences::setLiveSetting(const std::string& key, std::int64_t value) {
+  if (key != "coincidence_window") return VirtualChannel::setLiveSetting(key, value);
+  setCoincidenceWindow(value);
+}
+
 void Coincidences::applySettings() {
   window_ = requested_window_.load(std::memory_order_acquire);
 }

@@ -51,6 +51,11 @@ void DelayedChannel::setDelay(timestamp_t delay) {
   requested_delay_.store(delay, std::memory_order_release);
 }
 
+void DelayedChannel::setLiveSetting(const std::string& key, std::int64_t value) {
+  if (key != "delay") return VirtualChannel::setLiveSetting(key, value);
+  setDelay(value);
+}
+
 void DelayedChannel::applySettings() {
   const timestamp_t requested = requested_delay_.load(std::memory_order_acquire);
   if (requested < delay_ && !owed_.empty()) merging_ = true;

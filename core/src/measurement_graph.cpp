@@ -309,6 +309,11 @@ std::vector<Measurement*> MeasurementGraph::measurements() const {
   return measurements_;
 }
 
+std::vector<VirtualChannel*> MeasurementGraph::virtualChannels() const {
+  std::lock_guard lock(mutex_);
+  return channels_;
+}
+
 void MeasurementGraph::withMeasurements(
     const std::function<void(const std::vector<Measurement*>&)>& use) const {
   std::vector<Measurement*> measurements;

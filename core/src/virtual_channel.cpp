@@ -35,6 +35,14 @@ std::vector<channel_t> VirtualChannel::getChannels() const {
   return channels;
 }
 
+void VirtualChannel::setLiveSetting(const std::string& key, std::int64_t /*value*/) {
+  std::string valid;
+  for (const auto& [name, value] : liveSettings()) valid += (valid.empty() ? "" : ", ") + name;
+  throw InvalidArgument(kind_ + " '" + name_ + "': '" + key +
+                        "' cannot be changed while the stream runs (valid: " +
+                        (valid.empty() ? std::string("none") : valid) + ")");
+}
+
 void VirtualChannel::assignChannels(channel_t first_output) {
   if (first_output_ && *first_output_ != first_output) {
     throw InvalidArgument(kind_ + " '" + name_ + "' already has channel " +

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/core/virtual_channel.hpp"
 
 namespace tagflow::serve_detail {
 
@@ -63,6 +64,41 @@ ControlOutcome applyToMeasurement(const std::vector<Measurement*>& measurements,
   return {true, {}};
 }
 
+// {"action": "set", "channel": name, "key": setting, "value": integer}: a virtual channel's
+// live setting (VirtualChannel::liveSettings()), in force from the next block.
+ControlOutcome applyToChannel(const MeasurementGraph& graph, const nlohmann::json& request) {
+  const auto name = request.find("channel");
+  if (name == request.end() || !name->is_string()) {
+    return refuse("\"channel\" is missing: the name of a virtual channel of the graph");
+  }
+  std::vector<std::string> valid;
+  VirtualChannel* channel = nullptr;
+  for (VirtualChannel* candidate : graph.virtualChannels()) {
+    if (candidate->name() == name->get<std::string>()) channel = candidate;
+    valid.push_back(candidate->name());
+  }
+  if (channel == nullptr) {
+    return refuse(fmt::format(
+        "unknown virtual channel '{}' (valid: {})", name->get<std::string>(),
+        valid.empty() ? std::string("none") : fmt::format("{}", fmt::join(valid, ", "))));
+  }
+  const auto key = request.find("key");
+  if (key == request.end() || !key->is_string()) {
+    return refuse("\"key\" is missing: the name of the setting, e.g. delay");
+  }
+  const auto value = request.find("value");
+  if (value == request.end() || !value->is_number_integer()) {
+    return refuse(fmt::format("value {} is invalid (valid: an integer, in ps)",
+                              value == request.end() ? "(missing)" : value->dump()));
+  }
+  try {
+    channel->setLiveSetting(key->get<std::string>(), value->get<std::int64_t>());
+  } catch (const InvalidArgument& e) {
+    return refuse(e.what());
+  }
+  return {true, {}};
+}
+
 }  // namespace
 
 ControlOutcome applyControl(MeasurementGraph& graph, const std::string& body,
@@ -73,16 +109,17 @@ ControlOutcome applyControl(MeasurementGraph& graph, const std::string& body,
   }
   const auto action_it = request.find("action");
   if (action_it == request.end() || !action_it->is_string()) {
-    return refuse("\"action\" is missing (valid: start, stop, clear, start_for, stop_run)");
+    return refuse("\"action\" is missing (valid: start, stop, clear, start_for, stop_run, set)");
   }
   const std::string action = action_it->get<std::string>();
   if (action == "stop_run") {
     stop_run();
     return {true, {}};
   }
+  if (action == "set") return applyToChannel(graph, request);
   if (action != "start" && action != "stop" && action != "clear" && action != "start_for") {
     return refuse(fmt::format(
-        "unknown action '{}' (valid: start, stop, clear, start_for, stop_run)", action));
+        "unknown action '{}' (valid: start, stop, clear, start_for, stop_run, set)", action));
   }
   const auto name_it = request.find("measurement");
   if (name_it == request.end() || !name_it->is_string()) {

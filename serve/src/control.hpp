@@ -1,5 +1,6 @@
 // The page's controls (POST /api/control, docs/serve.md): start, stop, clear and start_for of
-// one measurement, stop_run of the whole run. A bad request names what was wrong and the
+// one measurement, stop_run of the whole run, set of a virtual channel's live setting (the
+// delay or coincidence window of an alignment). A bad request names what was wrong and the
 // valid values; nothing is changed then.
 #pragma once
 

@@ -654,7 +654,7 @@ std::string Server::Impl::snapshotText() {
   if (profile.nodes.empty()) profile = graph_.liveProfile();
   const double elapsed_s = std::chrono::duration<double>(Clock::now() - started_).count();
   return serve_detail::snapshotJson(snapshots_sent_++, elapsed_s, status, profile, source_,
-                                    std::move(measurements))
+                                    std::move(measurements), serve_detail::channelsJson(graph_))
       .dump();
 }
 

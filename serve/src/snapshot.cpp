@@ -3,6 +3,7 @@
 #include <cmath>
 #include <variant>
 
+#include "tagflow/core/virtual_channel.hpp"
 #include "tagflow/io/source_registry.hpp"
 #include "tagflow/version.hpp"
 
@@ -130,9 +131,22 @@ nlohmann::json measurementsJson(const MeasurementGraph& graph,
   return measurements;
 }
 
+nlohmann::json channelsJson(const MeasurementGraph& graph) {
+  nlohmann::json channels = nlohmann::json::array();
+  for (const VirtualChannel* channel : graph.virtualChannels()) {
+    nlohmann::json settings = nlohmann::json::object();
+    for (const auto& [key, value] : channel->liveSettings()) settings[key] = value;
+    channels.push_back({{"name", channel->name()},
+                        {"kind", channel->kind()},
+                        {"outputs", channel->getChannels()},
+                        {"settings", std::move(settings)}});
+  }
+  return channels;
+}
+
 nlohmann::json snapshotJson(std::uint64_t sequence, double elapsed_s, const RunStatus& status,
                             const Profile& profile, const Source& source,
-                            nlohmann::json measurements) {
+                            nlohmann::json measurements, nlohmann::json channels) {
   return {{"type", "snapshot"},
           {"seq", sequence},
           {"elapsed_s", elapsed_s},
@@ -141,7 +155,8 @@ nlohmann::json snapshotJson(std::uint64_t sequence, double elapsed_s, const RunS
           {"source",
            {{"description", source.describe()},
             {"statistics", parametersJson(sourceStatistics(source))}}},
-          {"measurements", std::move(measurements)}};
+          {"measurements", std::move(measurements)},
+          {"channels", std::move(channels)}};
 }
 
 }  // namespace tagflow::serve_detail

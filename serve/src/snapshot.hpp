@@ -32,9 +32,13 @@ nlohmann::json graphJson(const MeasurementGraph& graph, const Source& source, do
 nlohmann::json measurementsJson(const MeasurementGraph& graph,
                                 std::vector<std::string>& unreadable);
 
+// Each virtual channel's entry of a snapshot: name, kind, output channels and the settings
+// that may change while the stream runs, with their values now.
+nlohmann::json channelsJson(const MeasurementGraph& graph);
+
 // `profile` is the live one while the run goes on, the run's own once it has ended.
 nlohmann::json snapshotJson(std::uint64_t sequence, double elapsed_s, const RunStatus& status,
                             const Profile& profile, const Source& source,
-                            nlohmann::json measurements);
+                            nlohmann::json measurements, nlohmann::json channels);
 
 }  // namespace tagflow::serve_detail

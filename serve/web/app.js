@@ -8,7 +8,9 @@
 // Test hooks (tests/serve/browser/browser_test.mjs relies on them): every panel is
 // <section class="measurement" data-name data-kind> with data-has-data, data-updates and
 // data-capture-ps; buttons carry data-action; #run-state, #stop-run, #download, #profile
-// (with data-wall-mtags-per-s) and #source.
+// (with data-wall-mtags-per-s) and #source; #channels has a row <tr data-channel data-key>
+// per live setting of a virtual channel, with its value now in [data-field="value"], an
+// input and a Set button.
 'use strict';
 
 // ---------------------------------------------------------------------------------------------
@@ -652,6 +654,54 @@ function showSource(src) {
   fillTable(root.querySelector('tbody'), stats.map(([k, v]) => [k, fmtValue(v)]));
 }
 
+// One row per live setting of a virtual channel, built when first seen; the input keeps what
+// the user types, the value beside it follows the snapshots.
+const settingRows = new Map();
+
+function showChannels(channels) {
+  if (!channels) return;
+  const root = document.getElementById('channels');
+  const errorBox = root.querySelector('.control-error');
+  for (const channel of channels) {
+    for (const [key, value] of Object.entries(channel.settings ?? {})) {
+      const id = `${channel.name}\u0000${key}`;
+      let row = settingRows.get(id);
+      if (!row) {
+        row = document.createElement('tr');
+        row.dataset.channel = channel.name;
+        row.dataset.key = key;
+        const label = document.createElement('th');
+        label.textContent = `${channel.name} (${channel.kind} → ${channel.outputs.join(', ')}): ${key}`;
+        const now = document.createElement('td');
+        now.dataset.field = 'value';
+        const input = document.createElement('input');
+        input.type = 'number';
+        input.step = '1';
+        input.value = String(value);
+        input.setAttribute('aria-label', `${channel.name} ${key} in ps`);
+        const set = document.createElement('button');
+        set.type = 'button';
+        set.textContent = 'Set';
+        set.addEventListener('click', () => {
+          const wanted = Number(input.value);
+          if (!Number.isSafeInteger(wanted)) {
+            showError(errorBox, `${channel.name}: ${key} must be a whole number of ps`);
+            return;
+          }
+          post({ action: 'set', channel: channel.name, key, value: wanted }, errorBox);
+        });
+        const edit = document.createElement('td');
+        edit.append(input, ' ps ', set);
+        row.append(label, now, edit);
+        root.querySelector('tbody').append(row);
+        settingRows.set(id, row);
+      }
+      row.querySelector('[data-field="value"]').textContent = `${fmtInt(value)} ps`;
+    }
+  }
+  root.hidden = settingRows.size === 0;
+}
+
 // Set once "Stop run" was acknowledged: the server is writing the results and exits.
 let stopRequested = false;
 
@@ -694,6 +744,7 @@ function applySnapshot(snap) {
   showRun(snap.run);
   showProfile(snap.profile);
   showSource(snap.source);
+  showChannels(snap.channels);
   for (const m of snap.measurements ?? []) {
     let panel = panels.get(m.name);
     if (!panel) {

@@ -174,7 +174,7 @@ def test_endpoints_answer_as_documented(served):
     status, graph = served.get("/api/graph")
     assert status == 200
     names = [m["name"] for m in json.loads(graph)["measurements"]]
-    assert names == ["counter", "rates", "g2", "g2_log", "stability", "phase_noise"]
+    assert names == ["counter", "rates", "g2", "g2_aligned", "g2_log", "stability", "phase_noise"]
     first = served.snapshot()
     assert first["type"] == "snapshot" and first["run"]["state"] == "running"
     second = wait_for(lambda: (s := served.snapshot())["profile"]["tags"] >
@@ -256,6 +256,48 @@ def test_controls_act_on_one_measurement_and_refuse_bad_requests(served):
         assert status == 400 and expected in answer["error"], (request, answer)
     status, body = served.get("/api/control", data=b"{not json")
     assert status == 400 and b"not a JSON object" in body
+
+
+def test_a_delay_set_while_running_moves_the_correlation_peak(served):
+    """Alignment as on the page: channel 2 echoes channel 1 1 ns later, so the correlation of
+    channel 2 with "aligned" (channel 1 behind a settable delay) peaks at 1 ns until the delay
+    is set to 1 ns, then at 0 (the echo's jitter is 50 ps; bins are 10 ps)."""
+    def peak_ps():
+        arrays = measurement(served.snapshot(), "g2_aligned")["arrays"]
+        data, index = arrays["data"]["data"], arrays["index"]["data"]
+        if sum(data) < 500:
+            return None
+        return [index[max(range(len(data)), key=data.__getitem__)]]
+
+    def settings():
+        return {c["name"]: c["settings"] for c in served.snapshot()["channels"]}
+
+    assert settings() == {"aligned": {"delay": 0}}
+    [before] = wait_for(peak_ps, what="a correlation peak before the delay is set")
+    assert abs(abs(before) - 1000) <= 150, before
+    status, answer = served.control(action="set", channel="aligned", key="delay", value=1000)
+    assert status == 200 and answer == {"ok": True}
+    assert settings() == {"aligned": {"delay": 1000}}
+    status, _ = served.control(action="clear", measurement="g2_aligned")
+    assert status == 200
+    [after] = wait_for(peak_ps, what="a correlation peak after the delay was set")
+    assert abs(after) <= 150, (before, after)
+
+    for request, expected in [
+            ({"key": "delay", "value": 1}, '"channel" is missing'),
+            ({"channel": "nope", "key": "delay", "value": 1},
+             "unknown virtual channel 'nope' (valid: aligned)"),
+            ({"channel": "aligned", "value": 1}, '"key" is missing'),
+            ({"channel": "aligned", "key": "speed", "value": 1},
+             "DelayedChannel 'aligned': 'speed' cannot be changed while the stream runs "
+             "(valid: delay)"),
+            ({"channel": "aligned", "key": "delay", "value": 1.5}, "value 1.5 is invalid"),
+            ({"channel": "aligned", "key": "delay"}, "value (missing) is invalid"),
+            ({"channel": "aligned", "key": "delay", "value": -3},
+             "delay -3 ps is invalid (valid: 0..")]:
+        status, answer = served.control(action="set", **request)
+        assert status == 400 and expected in answer["error"], (request, answer)
+    assert settings() == {"aligned": {"delay": 1000}}
 
 
 def status_of(server, method, path, headers, body=b""):

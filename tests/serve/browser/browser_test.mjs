@@ -5,7 +5,8 @@
 // Starts `TAGFLOW_BINARY serve CONFIG_TOML --port 0 --output OUTPUT_DIR/results.h5`, opens the
 // URL it prints in headless Chromium (/usr/bin/chromium, or $CHROMIUM) and checks, as a person
 // would: every measurement panel shows data and the profile a wall rate; Stop on one
-// measurement freezes its capture duration while the others go on; the HDF5 download holds
+// measurement freezes its capture duration while the others go on; a delay set on the page
+// reaches the run and is shown back; the HDF5 download holds
 // every measurement and the stopped one's capture duration (tests/serve/check_results.py);
 // "Stop run" ends the server with 0 and leaves the results file. Saves OUTPUT_DIR/serve.png
 // (OUTPUT_DIR/serve-failure.png when a check fails). Exits 1 with the reason on any failure.
@@ -213,7 +214,19 @@ async function testPage(page, url, downloadDir, resultsPath, checkPageErrors) {
   log(`${other.name}: capture ${other.capturePs} -> ${otherAfter.capturePs} ps, ` +
     `updates ${other.updates} -> ${otherAfter.updates}`);
 
-  // 4. Download the results through the link and check them.
+  // 4. Align: set the virtual channel's delay on the page; the value shown follows the run's.
+  const row = 'tr[data-channel="aligned"][data-key="delay"]';
+  // Run in the page: the row's value text is `want`.
+  const valueIs = (sel, want) =>
+    document.querySelector(sel)?.querySelector('[data-field="value"]')?.textContent === want;
+  await waitFor(page, 10, 'the aligned channel shows its delay of 0 ps', valueIs, row, '0 ps');
+  await page.$eval(`${row} input`, (input) => { input.value = '1000'; });
+  await page.click(`${row} button`);
+  await waitFor(page, 10, 'the aligned channel shows its new delay of 1,000 ps', valueIs, row,
+    '1,000 ps');
+  log('set the aligned channel\'s delay to 1000 ps on the page');
+
+  // 5. Download the results through the link and check them.
   const cdp = await page.browser().target().createCDPSession();
   await cdp.send('Browser.setDownloadBehavior',
     { behavior: 'allow', downloadPath: downloadDir, eventsEnabled: true });
@@ -245,12 +258,12 @@ async function testPage(page, url, downloadDir, resultsPath, checkPageErrors) {
   process.stderr.write(check.stderr ?? '');
   if (check.status !== 0) fail(`check_results.py failed (exit ${check.status ?? check.error})`);
 
-  // 5. The picture.
+  // 6. The picture.
   await page.screenshot({ path: path.join(outDir, 'serve.png'), fullPage: true });
   log(`saved ${path.join(outDir, 'serve.png')}`);
   checkPageErrors('while running');
 
-  // 6. Stop the run: the server writes the results and exits with 0.
+  // 7. Stop the run: the server writes the results and exits with 0.
   await page.click('#stop-run');
   const { code, signal } = await waitExit(30);
   if (code !== 0) {

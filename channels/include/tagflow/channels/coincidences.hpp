@@ -50,6 +50,10 @@ class Coincidences : public VirtualChannel {
   timestamp_t getCoincidenceWindow() const {
     return requested_window_.load(std::memory_order_acquire);
   }
+  LiveSettings liveSettings() const override {
+    return {{"coincidence_window", getCoincidenceWindow()}};
+  }
+  void setLiveSetting(const std::string& key, std::int64_t value) override;
 
  protected:
   Coincidences(const ParameterSchema& schema, std::string name,

@@ -30,6 +30,8 @@ class DelayedChannel : public VirtualChannel {
   void setDelay(timestamp_t delay);
   // The delay last set: in force from the next block on.
   timestamp_t getDelay() const { return requested_delay_.load(std::memory_order_acquire); }
+  LiveSettings liveSettings() const override { return {{"delay", getDelay()}}; }
+  void setLiveSetting(const std::string& key, std::int64_t value) override;
 
  protected:
   std::size_t transcribeRoom(const TagBlock& block) const override {

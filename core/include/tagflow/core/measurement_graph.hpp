@@ -130,7 +130,9 @@ class MeasurementGraph {
   // remove() of one of them waits for that. For a thread that reads measurements while another
   // may remove them (the live view). `use` must not remove() a measurement itself.
   void withMeasurements(const std::function<void(const std::vector<Measurement*>&)>& use) const;
-  const std::vector<VirtualChannel*>& virtualChannels() const { return channels_; }
+  // Virtual channels are never removed, and the caller's own outlive the graph: the pointers
+  // stay valid for the graph's life.
+  std::vector<VirtualChannel*> virtualChannels() const;
   const GraphOptions& options() const { return options_; }
   // The number the next virtual channel gets: above every channel of the source, and at least
   // kFirstVirtualChannel.

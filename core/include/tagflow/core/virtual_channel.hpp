@@ -26,6 +26,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tagflow/core/parameter_schema.hpp"
@@ -69,6 +70,15 @@ class VirtualChannel {
   // Returns the node to its initial state (pending tags and gate state dropped) at the next
   // block.
   void clear() { clear_requested_.store(true, std::memory_order_release); }
+
+  // The settings that may change while the stream runs (the delay of a DelayedChannel, the
+  // window of a coincidence), named as their parameters, with the values last set; the live
+  // view's alignment controls read and set them. setLiveSetting() may come from any thread and
+  // takes effect at the next block (InvalidArgument naming a key not among them, or the value
+  // and its valid range).
+  using LiveSettings = std::vector<std::pair<std::string, std::int64_t>>;
+  virtual LiveSettings liveSettings() const { return {}; }
+  virtual void setLiveSetting(const std::string& key, std::int64_t value);
 
   // Graph side.
   // The storage to give each output buffer for blocks of up to `block_tags` tags: the most a
