@@ -142,12 +142,49 @@ std::vector<std::size_t> buildOrder(const std::vector<MeasurementSpec>& channels
   return order;
 }
 
+// A measurement spec whose channel names are resolved and whose parameters are checked
+// against its kind's declaration, defaults filled in: what its factory receives.
+struct CheckedMeasurement {
+  const MeasurementSpec* spec;
+  const MeasurementKind* kind;
+  Parameters parameters;
+};
+
+CheckedMeasurement checkMeasurement(const MeasurementSpec& spec, const Resolver& resolver,
+                                    const RunConfig& config) {
+  const std::string owner = "measurement '" + spec.name + "' (" + spec.kind + ")";
+  return withContext(owner, [&] {
+    Parameters parameters = resolver.resolve(spec.parameters, owner);
+    // A recording carries the configuration that produced it, unless one is given.
+    if (spec.kind == "FileWriter" && !parameters.contains("configuration")) {
+      parameters.set("configuration", config.text);
+    }
+    const MeasurementKind& kind = findKind(allMeasurementKinds(), spec.kind, "measurement");
+    if (spec.parallel > 1) requireSplitsByTime(kind);
+    return CheckedMeasurement{
+        &spec, &kind, kind.schema->validate(parameters, kind.kind() + " '" + spec.name + "'")};
+  });
+}
+
+std::unique_ptr<Measurement> makeChecked(const CheckedMeasurement& checked) {
+  const MeasurementSpec& spec = *checked.spec;
+  return withContext("measurement '" + spec.name + "' (" + spec.kind + ")", [&] {
+    if (spec.parallel == 1) return checked.kind->make(spec.name, checked.parameters);
+    const auto make = [kind = checked.kind, name = spec.name, parameters = checked.parameters] {
+      return kind->make(name, parameters);
+    };
+    return std::unique_ptr<Measurement>(
+        std::make_unique<ShardedMeasurement>(make, static_cast<int>(spec.parallel)));
+  });
+}
+
 }  // namespace
 
 BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
   BuiltGraph built;
   Resolver resolver;
-  // Before any node is made: a FileWriter creates its file when it is built.
+  // Every check comes before any node is made: a FileWriter creates (and so empties) its file
+  // when it is made, and a configuration error must leave an earlier recording there intact.
   for (const MeasurementSpec& spec : config.measurements) checkResultsName(spec.name);
   for (std::size_t i : buildOrder(config.channels)) {
     const MeasurementSpec& spec = config.channels[i];
@@ -159,22 +196,20 @@ BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
     resolver.define(spec.name, channel->getChannels());
     built.channels.push_back(std::move(channel));
   }
+  std::vector<CheckedMeasurement> checked;
   for (const MeasurementSpec& spec : config.measurements) {
-    const std::string owner = "measurement '" + spec.name + "' (" + spec.kind + ")";
-    auto measurement = withContext(owner, [&] {
-      Parameters parameters = resolver.resolve(spec.parameters, owner);
-      // A recording carries the configuration that produced it, unless one is given.
-      if (spec.kind == "FileWriter" && !parameters.contains("configuration")) {
-        parameters.set("configuration", config.text);
+    checked.push_back(checkMeasurement(spec, resolver, config));
+  }
+  // The FileWriters last, so that the checks other kinds make when built come first too.
+  std::vector<std::unique_ptr<Measurement>> made(checked.size());
+  for (const bool writes_file : {false, true}) {
+    for (std::size_t i = 0; i < checked.size(); ++i) {
+      if ((checked[i].spec->kind == "FileWriter") == writes_file) {
+        made[i] = makeChecked(checked[i]);
       }
-      if (spec.parallel == 1) return makeMeasurement(spec.kind, spec.name, parameters);
-      requireSplitsByTime(findKind(allMeasurementKinds(), spec.kind, "measurement"));
-      const auto make = [kind = spec.kind, name = spec.name, parameters] {
-        return makeMeasurement(kind, name, parameters);
-      };
-      return std::unique_ptr<Measurement>(
-          std::make_unique<ShardedMeasurement>(make, static_cast<int>(spec.parallel)));
-    });
+    }
+  }
+  for (auto& measurement : made) {
     graph.add(*measurement);
     built.measurements.push_back(std::move(measurement));
   }

@@ -3,8 +3,11 @@
 // starts with "group") may name a virtual channel instead of giving a number: "herald" is that
 // channel's output, "coincidences:1" the second output of a node with several. Virtual
 // channels are built in the order their references need; an unknown name, an output index out
-// of range or a cycle of references is an InvalidArgument naming the node. A measurement name
-// that cannot name a group of the results file is refused before any node is made.
+// of range or a cycle of references is an InvalidArgument naming the node. Every measurement
+// is checked before any is made (its name can name a group of the results file, its channel
+// names resolve, its keys and values fit its kind's declaration), and FileWriters are made
+// last: a FileWriter creates its file when made, and a configuration error must leave an
+// earlier file at that path as it was.
 #pragma once
 
 #include <memory>

@@ -6,9 +6,10 @@
 #include <exception>
 #include <filesystem>
 #include <system_error>
+#include <vector>
 
-#include "path_plan.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/tagfile/writer.hpp"
 
 namespace tagflow::cli {
 
@@ -19,6 +20,15 @@ namespace fs = std::filesystem;
 fs::file_type typeAt(const std::string& path) {
   std::error_code error;
   return fs::symlink_status(path, error).type();
+}
+
+// The later parts of the set at `path` that are the guard's to move and remove: anything but
+// a regular file there (a link, a device) is written through and left in place.
+std::vector<std::string> regularLaterParts(const std::string& path) {
+  std::vector<std::string> parts = TagFileWriter::laterParts(path);
+  std::erase_if(parts,
+                [](const std::string& part) { return typeAt(part) != fs::file_type::regular; });
+  return parts;
 }
 
 }  // namespace
@@ -32,7 +42,7 @@ OutputGuard::OutputGuard(const std::string& path, bool tag_file_set, OnFailure o
   owns_path_ = type == fs::file_type::not_found || type == fs::file_type::regular;
   if (!owns_path_) return;
   std::vector<std::string> existing;
-  if (tag_file_set_) existing = laterTagFileParts(path);
+  if (tag_file_set_) existing = regularLaterParts(path);
   if (type == fs::file_type::regular) existing.insert(existing.begin(), path);
   const std::string suffix = ".tagflow-previous-" + std::to_string(::getpid());
   for (const std::string& file : existing) {
@@ -67,7 +77,7 @@ OutputGuard::~OutputGuard() {
   if (owns_path_) {
     fs::remove(path_, ignored);
     if (tag_file_set_) {
-      for (const std::string& part : laterTagFileParts(path_)) fs::remove(part, ignored);
+      for (const std::string& part : regularLaterParts(path_)) fs::remove(part, ignored);
     }
   }
   for (const MovedAside& earlier : moved_) fs::rename(earlier.aside, earlier.path, ignored);

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/tagfile/file_reader.hpp"
 #include "tagflow/io/tagfile/writer.hpp"
 
 namespace tagflow::cli {
@@ -39,27 +40,18 @@ void PathPlan::writes(const std::string& path, std::string role) {
   if (!path.empty()) writes_.push_back({path, resolved(path), std::move(role)});
 }
 
-std::vector<std::string> laterTagFileParts(const std::string& path) {
-  std::vector<std::string> parts;
-  for (std::uint32_t part = 1;; ++part) {
-    std::string part_path = TagFileWriter::partPath(path, part);
-    std::error_code error;
-    if (std::filesystem::symlink_status(part_path, error).type() !=
-        std::filesystem::file_type::regular) {
-      return parts;
-    }
-    parts.push_back(std::move(part_path));
-  }
-}
-
 void PathPlan::readsTagFileSet(const std::string& path, const std::string& role) {
   reads(path, role);
-  for (const std::string& part : laterTagFileParts(path)) reads(part, role + "'s later part");
+  for (const std::string& part : partsReadAfter(path)) {
+    reads(part, fmt::format("{} '{}', read on into its later part", role, path));
+  }
 }
 
 void PathPlan::writesTagFileSet(const std::string& path, const std::string& role) {
   writes(path, role);
-  for (const std::string& part : laterTagFileParts(path)) writes(part, role + "'s later part");
+  for (const std::string& part : TagFileWriter::laterParts(path)) {
+    writes(part, role + "'s later part");
+  }
 }
 
 void PathPlan::check() const {

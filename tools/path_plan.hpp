@@ -20,8 +20,9 @@ class PathPlan {
   // `role` names the path in a message: "the configuration", "[source] path", ...
   void reads(const std::string& path, std::string role);
   void writes(const std::string& path, std::string role);
-  // A tag file set: `path` and the later parts that exist (a reader follows them to the end;
-  // a writer moves them aside and replaces them).
+  // A tag file set: `path` and the later parts that exist. A reader goes on from the part
+  // `path`'s header names (partsReadAfter); a writer writes `path` as part 0 and replaces the
+  // parts named after it.
   void readsTagFileSet(const std::string& path, const std::string& role);
   void writesTagFileSet(const std::string& path, const std::string& role);
   void check() const;
@@ -35,9 +36,6 @@ class PathPlan {
   std::vector<Entry> reads_;
   std::vector<Entry> writes_;
 };
-
-// The parts after `path` of the tag file set it begins (path.1.tags, ...), as far as they exist.
-std::vector<std::string> laterTagFileParts(const std::string& path);
 
 // The files a source spec reads: its `path` and an .spc's `set_file`.
 void planSourceReads(const SourceSpec& source, PathPlan& plan);

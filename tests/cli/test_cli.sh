@@ -278,6 +278,38 @@ name = "a/b"
 channels = [1]'
 refuses "a name no group can have, before the run" "measurement name 'a/b' cannot name a group" \
   "$tagflow" run -q bad_name.toml --output out.h5
+# A FileWriter creates its file when it is made: an error in a measurement listed after it, a
+# bad key or a bad value, is found before that, and an earlier recording at its path stays.
+"$tagflow" record good.toml kept_rec.tags >/dev/null
+cp kept_rec.tags kept_rec_before.tags
+config late_key.toml 'kind = "FileWriter"
+name = "w"
+path = "kept_rec.tags"
+channels = [1]
+[[measurement]]
+kind = "Countrate"
+name = "rates"
+channels = [1]
+bin_width = 5'
+refuses "an unknown key after a FileWriter" \
+  "(Countrate): unknown key 'bin_width' for Countrate 'rates' (valid keys: channels)" \
+  "$tagflow" run -q late_key.toml --output out.h5
+cmp -s kept_rec.tags kept_rec_before.tags && pass "an unknown key leaves the earlier recording" ||
+  fail "a refused run changed the recording at its FileWriter's path"
+config late_value.toml 'kind = "FileWriter"
+name = "w"
+path = "kept_rec.tags"
+channels = [1]
+[[measurement]]
+kind = "Counter"
+name = "rates"
+channels = [1]
+binwidth = 0'
+refuses "a value out of range after a FileWriter" \
+  "measurement 'rates' (Counter): Counter 'rates': binwidth 0 ps is invalid (valid: >= 1)" \
+  "$tagflow" run -q late_value.toml --output out.h5
+cmp -s kept_rec.tags kept_rec_before.tags && pass "a bad value leaves the earlier recording" ||
+  fail "a refused run changed the recording at its FileWriter's path"
 config duplicate.toml 'kind = "Countrate"
 name = "rates"
 channels = [1]

@@ -221,6 +221,31 @@ if [ "$(ls rec*.tags | wc -l)" = "$parts_before" ] && "$tagflow" convert -q rec.
 else
   fail "converting a later part onto its set changed the set"
 fi
+# A later part given alone is read on to the end of its set, in parts named after part 0
+# (rec.2.tags after rec.1.tags): a FileWriter or a merge writing one of them is refused.
+[ -f rec.2.tags ] || fail "the recording has no part rec.2.tags to read on into"
+cp rec.2.tags rec_2_before.tags
+cat >from_part.toml <<TOML
+[source]
+kind = "tagfile"
+path = "rec.1.tags"
+[[measurement]]
+kind = "FileWriter"
+name = "copy"
+path = "rec.2.tags"
+channels = [1]
+TOML
+expect_command_failure "a FileWriter onto a part its source reads on into" 2 \
+  "path 'rec.2.tags' is the same file as [source] path 'rec.1.tags', read on into its later part" \
+  "$tagflow" run -q from_part.toml --output from_part.h5
+expect_command_failure "merge onto a part an input reads on into" 2 \
+  "output 'rec.2.tags' is the same file as an input 'rec.1.tags', read on into its later part" \
+  "$tagflow" merge rec.2.tags rec.1.tags
+if cmp -s rec.2.tags rec_2_before.tags && [ ! -e from_part.h5 ]; then
+  pass "the part read on into is untouched"
+else
+  fail "a refused run or merge changed rec.2.tags or left from_part.h5"
+fi
 
 # --- merge ----------------------------------------------------------------------------------
 # The recording merged with a copy of itself on channels shifted by 10 and 1000 ps later: each

@@ -1,10 +1,15 @@
 // mergeStreamFiles: two recordings merged into a split set read back as the MergedSource of
 // the same tags gives (tests/io/test_merged_source.cpp checks that against brute force), the
-// inputs named in the output's configuration; bad arguments are named.
+// inputs named in the output's configuration; bad arguments are named, and an output that is
+// a part an input is read on into is refused before anything is written.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "support/drain.hpp"
 #include "support/generators.hpp"
@@ -111,4 +116,41 @@ TEST_CASE("mergeStreamFiles names bad arguments", "[tagfile][merge]") {
   // The same recording twice on separate channels: every tag twice.
   const MergedFilesSummary summary = mergeStreamFiles(dir.file("m.tags"), inputs, {0, 1});
   CHECK(summary.tags == 2 * one.tags.size());
+}
+
+TEST_CASE("mergeStreamFiles refuses an output that a later part given as input reads on into",
+          "[tagfile][merge]") {
+  test::TempDir dir;
+  TagFileOptions options;
+  options.path = dir.file("p.tags");
+  options.max_file_size = kMinMaxFileSize;
+  TagFileWriter writer(options);
+  const std::vector<Tag> tags = test::randomTags(5, {1, 2}, 0, 10'000'000, 2000);
+  test::writeBlocks(writer, test::randomBlocks(6, tags, 500), tagfile::Compression::None);
+  writer.close();
+  const std::uint32_t parts = writer.partCount();
+  REQUIRE(parts >= 3);
+  const auto partsFrom = [&](std::uint32_t first) {
+    std::vector<std::string> paths;
+    for (std::uint32_t part = first; part < parts; ++part) {
+      paths.push_back(TagFileWriter::partPath(options.path, part));
+    }
+    return paths;
+  };
+  // The reader of part 1 goes on into part 2, named after the set's part 0, not after part 1.
+  CHECK(partsReadAfter(dir.file("p.1.tags")) == partsFrom(2));
+  CHECK(partsReadAfter(dir.file("p.tags")) == partsFrom(1));
+  CHECK(partsReadAfter(dir.file("missing.tags")).empty());
+
+  const auto bytesOf = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string part_2 = bytesOf(dir.file("p.2.tags"));
+  CHECK_THROWS_WITH(
+      mergeStreamFiles(dir.file("p.2.tags"), {dir.file("p.1.tags")}),
+      Contains("the output '" + dir.file("p.2.tags") + "' is '" + dir.file("p.2.tags") +
+               "', a later part of the input '" + dir.file("p.1.tags") + "'"));
+  const bool part_2_unchanged = bytesOf(dir.file("p.2.tags")) == part_2;
+  CHECK(part_2_unchanged);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <system_error>
 #include <thread>
 
 #include "tagflow/core/error.hpp"
@@ -29,6 +30,22 @@ std::string basePathOf(const std::string& path, std::uint32_t part) {
 }
 
 }  // namespace
+
+std::vector<std::string> partsReadAfter(const std::string& path) {
+  std::error_code error;
+  // A pipe would block the open until something writes to it.
+  if (!std::filesystem::is_regular_file(path, error)) return {};
+  std::uint32_t part = 0;
+  try {
+    part = TagFileReader(path).header().part;
+  } catch (const DataError&) {
+    return {};
+  } catch (const IoError&) {
+    return {};
+  }
+  const std::string base = basePathOf(path, part);
+  return base.empty() ? std::vector<std::string>{} : TagFileWriter::laterParts(base, part);
+}
 
 FileReader::FileReader(std::string path, std::size_t block_size, double speed)
     : path_(std::move(path)), block_size_(block_size) {

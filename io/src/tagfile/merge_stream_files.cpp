@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 #include "tagflow/core/error.hpp"
@@ -14,16 +15,20 @@ namespace tagflow {
 
 namespace {
 
-// Whether `output` names `input` or one of the parts that follow it.
-bool overwritesInput(const std::string& output, const std::string& input) {
+// What `output` would overwrite of what `input` is read from: "the input 'path'", "'part', a
+// later part of the input 'path'", or nothing.
+std::optional<std::string> overwrittenInput(const std::string& output, const std::string& input) {
   std::error_code error;
   const auto target = std::filesystem::weakly_canonical(output, error);
-  if (error) return false;
-  for (std::uint32_t part = 0;; ++part) {
-    const std::string path = TagFileWriter::partPath(input, part);
-    if (part > 0 && !std::filesystem::exists(path, error)) return false;
-    if (std::filesystem::weakly_canonical(path, error) == target && !error) return true;
+  if (error) return std::nullopt;
+  const auto names = [&](const std::string& path) {
+    return std::filesystem::weakly_canonical(path, error) == target && !error;
+  };
+  if (names(input)) return fmt::format("the input '{}'", input);
+  for (const std::string& part : partsReadAfter(input)) {
+    if (names(part)) return fmt::format("'{}', a later part of the input '{}'", part, input);
   }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -44,10 +49,10 @@ MergedFilesSummary mergeStreamFiles(const std::string& output,
   checkLength(time_offsets.size(), "time offsets");
   if (inputs.empty()) throw InvalidArgument("mergeStreamFiles: no inputs (valid: one or more)");
   for (const std::string& input : inputs) {
-    if (overwritesInput(output, input)) {
-      throw InvalidArgument(
-          fmt::format("mergeStreamFiles: the output '{}' is the input '{}' or one of its parts",
-                      output, input));
+    if (const auto overwritten = overwrittenInput(output, input)) {
+      throw InvalidArgument(fmt::format(
+          "mergeStreamFiles: the output '{}' is {}, which the merge reads (valid: another path)",
+          output, *overwritten));
     }
   }
 

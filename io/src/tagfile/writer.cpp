@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <system_error>
 
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/hdf5/results_writer.hpp"
@@ -117,6 +118,16 @@ std::string TagFileWriter::partPath(const std::string& path, std::uint32_t part)
   name += std::to_string(part);
   name += base.extension();
   return (base.parent_path() / name).string();
+}
+
+std::vector<std::string> TagFileWriter::laterParts(const std::string& path, std::uint32_t part) {
+  std::vector<std::string> parts;
+  for (std::uint32_t next = part + 1;; ++next) {
+    std::string next_path = partPath(path, next);
+    std::error_code error;
+    if (!std::filesystem::exists(next_path, error)) return parts;
+    parts.push_back(std::move(next_path));
+  }
 }
 
 TagFileWriter::TagFileWriter(TagFileOptions options)

@@ -87,4 +87,9 @@ class FileReader : public Source {
   std::chrono::steady_clock::time_point wall_anchor_;
 };
 
+// The files a FileReader opened at `path` reads after it: the parts of its set after the part
+// its header names, as far as they exist (TagFileWriter::laterParts). None where `path` is no
+// readable tag file or its name does not follow the part naming: the reader stops there.
+std::vector<std::string> partsReadAfter(const std::string& path);
+
 }  // namespace tagflow

@@ -110,6 +110,9 @@ class TagFileWriter {
 
   // The file of part `part` of the set that begins at `path`.
   static std::string partPath(const std::string& path, std::uint32_t part);
+  // The files of the parts after part `part` of the set that begins at `path`, as far as they
+  // exist (links followed, as a reader follows them): partPath(path, part + 1), ...
+  static std::vector<std::string> laterParts(const std::string& path, std::uint32_t part = 0);
 
  private:
   void openPart();
