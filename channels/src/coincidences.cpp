@@ -15,6 +15,8 @@ using namespace fast_path;
 namespace {
 
 constexpr timestamp_t kNeverSeen = std::numeric_limits<timestamp_t>::min();
+// Longest window, 2^62 ps (about 53 days): a tag's time less the window stays a time.
+constexpr timestamp_t kMaxWindow = timestamp_t{1} << 62;
 
 // `group_name(g)` names group g in messages: "group 0", or the key of a one-group kind.
 std::vector<channel_t> distinctChannels(const std::vector<std::vector<channel_t>>& groups,
@@ -69,8 +71,18 @@ ParameterSpec windowKey() {
   return ParameterSpec::integer("coincidence_window")
       .unit("ps")
       .atLeast(1)
+      .atMost(static_cast<double>(kMaxWindow))
       .byDefault(std::int64_t{1000})
       .help("the window within which all channels of a group must fire");
+}
+
+// The declaration compares in doubles, where 2^62 + 1 rounds to 2^62: the last step is exact.
+void checkWindow(timestamp_t window, const std::string& owner) {
+  windowKey().check(ParameterValue{window}, owner, "coincidence_window");
+  if (window > kMaxWindow) {
+    throw InvalidArgument(owner + ": coincidence_window " + std::to_string(window) +
+                          " ps is invalid (valid: 1.." + std::to_string(kMaxWindow) + ")");
+  }
 }
 
 ParameterSpec timestampKey() {
@@ -140,6 +152,7 @@ Coincidences::Coincidences(const ParameterSchema& schema, std::string name,
                                                  : "group " + std::to_string(g);
                               }),
              schema.kind() + " '" + name + "'") {
+  checkWindow(window, kind() + " '" + this->name() + "'");
   groups_of_slot_.resize(index_.size() + 1);
   for (std::size_t g = 0; g < groups.size(); ++g) {
     Group group;
@@ -326,7 +339,7 @@ timestamp_t Coincidences::stamp(const Group& group, timestamp_t now) const {
 }
 
 void Coincidences::setCoincidenceWindow(timestamp_t window) {
-  windowKey().check(ParameterValue{window}, kind() + " '" + name() + "'", "coincidence_window");
+  checkWindow(window, kind() + " '" + name() + "'");
   requested_window_.store(window, std::memory_order_release);
 }
 

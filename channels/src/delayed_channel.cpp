@@ -58,14 +58,13 @@ void DelayedChannel::setLiveSetting(const std::string& key, std::int64_t value) 
 
 void DelayedChannel::applySettings() {
   const timestamp_t requested = requested_delay_.load(std::memory_order_acquire);
-  if (requested < delay_ && !owed_.empty()) merging_ = true;
+  if (requested < delay_ && !owed_.empty()) earlier_.absorb(owed_);
   delay_ = requested;
 }
 
 // Branch-free compaction: every tag is written, only matches advance the end. The storage
 // only grows, so no block pays for initialising it.
 void DelayedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& /*emitted*/) {
-  if (merging_) return consumeMerging(time_tags);
   std::size_t end = owed_.end;
   timestamp_t* out = owed_.reserve(time_tags.size());
   const timestamp_t delay = delay_;  // locals: the stores below could alias the members
@@ -76,15 +75,6 @@ void DelayedChannel::consume(std::span<const Tag> time_tags, std::vector<Tag>& /
     end += tag.channel == input ? 1 : 0;
   }
   owed_.end = end;
-}
-
-void DelayedChannel::consumeMerging(std::span<const Tag> time_tags) {
-  if (time_tags.empty()) return;
-  for (const Tag& tag : time_tags) {
-    if (tag.channel == input_) owed_.insert(tag.time + delay_);
-  }
-  // Every later copy comes at or after the last tag's time plus the delay.
-  merging_ = !owed_.empty() && owed_.times[owed_.end - 1] > time_tags.back().time + delay_;
 }
 
 // One pass: owed copies go out before the first input tag later than them, this block's
@@ -121,11 +111,13 @@ Tag* DelayedChannel::transcribe(const TagBlock& block, Tag* out) {
 
 void DelayedChannel::emitOwed(timestamp_t until, std::vector<Tag>& emitted) {
   const channel_t output = outputChannel();
-  owed_.takeBefore(until, [&](timestamp_t time) {
+  const auto take = [&](timestamp_t time) {
     emitted.push_back(Tag{TagType::TimeTag, 0, 0, output, time});
-  });
+  };
+  owed_.takeBefore(until, take);
+  earlier_.takeBefore(until, take);
   owed_.compact();
-  if (owed_.empty()) merging_ = false;
+  earlier_.compact();
 }
 
 void DelayedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
@@ -135,7 +127,7 @@ void DelayedChannel::onMissedEvents(const Tag& tag, std::vector<Tag>& emitted) {
 
 void DelayedChannel::dropOwed() {
   owed_.clear();
-  merging_ = false;
+  earlier_.clear();
 }
 
 }  // namespace tagflow

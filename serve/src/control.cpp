@@ -87,8 +87,11 @@ ControlOutcome applyToChannel(const MeasurementGraph& graph, const nlohmann::jso
     return refuse("\"key\" is missing: the name of the setting, e.g. delay");
   }
   const auto value = request.find("value");
-  if (value == request.end() || !value->is_number_integer()) {
-    return refuse(fmt::format("value {} is invalid (valid: an integer, in ps)",
+  // An unsigned value above the largest int64 would wrap to a value never sent.
+  if (value == request.end() || !value->is_number_integer() ||
+      (value->is_number_unsigned() &&
+       value->get<std::uint64_t>() > std::uint64_t{std::numeric_limits<std::int64_t>::max()})) {
+    return refuse(fmt::format("value {} is invalid (valid: an integer of 64 bits, in ps)",
                               value == request.end() ? "(missing)" : value->dump()));
   }
   try {

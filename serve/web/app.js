@@ -683,7 +683,8 @@ function showChannels(channels) {
         set.type = 'button';
         set.textContent = 'Set';
         set.addEventListener('click', () => {
-          const wanted = Number(input.value);
+          // Number('') is 0: an emptied field must not set 0.
+          const wanted = input.value.trim() === '' ? NaN : Number(input.value);
           if (!Number.isSafeInteger(wanted)) {
             showError(errorBox, `${channel.name}: ${key} must be a whole number of ps`);
             return;

@@ -97,7 +97,7 @@ input_channel = 1
 gate_start_channel = 3
 gate_stop_channel = 3"
 
-expect_refusal "coincidence window <= 0" "coincidence_window 0 ps is invalid (valid: >= 1)" "$counting
+expect_refusal "coincidence window <= 0" "coincidence_window 0 ps is invalid (valid: 1..4611686018427387904)" "$counting
 [[channel]]
 kind = \"Coincidence\"
 name = \"pairs\"

@@ -5,7 +5,8 @@
 //
 // setDelay() changes the delay from the next block on, as the knob of an alignment does while
 // the stream runs. Copies already owed keep the delay they were made with; after a shorter
-// delay the new copies are merged in among them, so none is lost or out of order.
+// delay they wait in a queue of their own, emitted in time order with the new copies, so none
+// is lost or out of order.
 #pragma once
 
 #include <atomic>
@@ -35,7 +36,7 @@ class DelayedChannel : public VirtualChannel {
 
  protected:
   std::size_t transcribeRoom(const TagBlock& block) const override {
-    return merging_ ? 0 : owed_.size() + 2 * block.tags.size();
+    return earlier_.empty() ? owed_.size() + 2 * block.tags.size() : 0;
   }
   Tag* transcribe(const TagBlock& block, Tag* out) override;
   void consume(std::span<const Tag> time_tags, std::vector<Tag>& emitted) override;
@@ -47,15 +48,14 @@ class DelayedChannel : public VirtualChannel {
 
  private:
   void checkDelay(timestamp_t delay) const;
-  void consumeMerging(std::span<const Tag> time_tags);
 
   channel_t input_;
   std::atomic<timestamp_t> requested_delay_;
   timestamp_t delay_;  // in force
-  // After the delay fell, new copies may come before owed ones: they are inserted in order on
-  // the general path until every owed copy precedes any new one.
-  bool merging_ = false;
   OwedTimes owed_;
+  // The copies owed when the delay last fell, which new copies may precede: while any is left,
+  // the general path emits both queues (the base class puts them in time order).
+  OwedTimes earlier_;
 };
 
 }  // namespace tagflow

@@ -39,6 +39,19 @@ struct OwedTimes {
     ++end;
   }
 
+  // Takes in every time `other` owes, in order (both ascending); `other` is left empty.
+  void absorb(OwedTimes& other) {
+    std::vector<timestamp_t> merged(size() + other.size());
+    std::merge(times.begin() + static_cast<std::ptrdiff_t>(head),
+               times.begin() + static_cast<std::ptrdiff_t>(end),
+               other.times.begin() + static_cast<std::ptrdiff_t>(other.head),
+               other.times.begin() + static_cast<std::ptrdiff_t>(other.end), merged.begin());
+    times = std::move(merged);
+    head = 0;
+    end = times.size();
+    other.clear();
+  }
+
   // Hands each owed time before `until` to take(time), in order, and drops it.
   template <class Take>
   void takeBefore(timestamp_t until, Take take) {
