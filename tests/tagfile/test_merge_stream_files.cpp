@@ -153,4 +153,14 @@ TEST_CASE("mergeStreamFiles refuses an output that a later part given as input r
                "', a later part of the input '" + dir.file("p.1.tags") + "'"));
   const bool part_2_unchanged = bytesOf(dir.file("p.2.tags")) == part_2;
   CHECK(part_2_unchanged);
+  // The output p.tags would go on into p.1.tags, which is the input: refused before any write.
+  const std::string part_1 = bytesOf(dir.file("p.1.tags"));
+  const std::string part_0 = bytesOf(dir.file("p.tags"));
+  CHECK_THROWS_WITH(
+      mergeStreamFiles(dir.file("p.tags"), {dir.file("p.1.tags")}),
+      Contains("the output '" + dir.file("p.tags") + "' goes on into its part '" +
+               dir.file("p.1.tags") + "', which is the input '" + dir.file("p.1.tags") + "'"));
+  const bool set_unchanged =
+      bytesOf(dir.file("p.1.tags")) == part_1 && bytesOf(dir.file("p.tags")) == part_0;
+  CHECK(set_unchanged);
 }

@@ -10,23 +10,36 @@
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/sources/merged_source.hpp"
 #include "tagflow/io/tagfile/file_reader.hpp"
+#include "tagflow/io/tagfile/writer.hpp"
 
 namespace tagflow {
 
 namespace {
 
-// What `output` would overwrite of what `input` is read from: "the input 'path'", "'part', a
-// later part of the input 'path'", or nothing.
+// What writing the set at `output` would overwrite of what `input` is read from, said as the
+// rest of "the output 'OUTPUT' ...": the output itself, or a later part it replaces as it
+// goes on (an input given as part 1 of the output's own set), against the input and the parts
+// it is read on into. Nothing when they are apart.
 std::optional<std::string> overwrittenInput(const std::string& output, const std::string& input) {
-  std::error_code error;
-  const auto target = std::filesystem::weakly_canonical(output, error);
-  if (error) return std::nullopt;
-  const auto names = [&](const std::string& path) {
-    return std::filesystem::weakly_canonical(path, error) == target && !error;
+  std::vector<std::string> read{input};
+  for (std::string& part : partsReadAfter(input)) read.push_back(std::move(part));
+  const auto readAs = [&](const std::string& path) {
+    return path == input ? fmt::format("the input '{}'", input)
+                         : fmt::format("'{}', a later part of the input '{}'", path, input);
   };
-  if (names(input)) return fmt::format("the input '{}'", input);
-  for (const std::string& part : partsReadAfter(input)) {
-    if (names(part)) return fmt::format("'{}', a later part of the input '{}'", part, input);
+  std::vector<std::string> written{output};
+  for (std::string& part : TagFileWriter::laterParts(output)) written.push_back(std::move(part));
+  for (const std::string& target : written) {
+    std::error_code error;
+    const auto canonical_target = std::filesystem::weakly_canonical(target, error);
+    if (error) continue;
+    for (const std::string& path : read) {
+      const auto canonical = std::filesystem::weakly_canonical(path, error);
+      if (error || canonical != canonical_target) continue;
+      return target == output
+                 ? fmt::format("is {}", readAs(path))
+                 : fmt::format("goes on into its part '{}', which is {}", target, readAs(path));
+    }
   }
   return std::nullopt;
 }
@@ -51,7 +64,7 @@ MergedFilesSummary mergeStreamFiles(const std::string& output,
   for (const std::string& input : inputs) {
     if (const auto overwritten = overwrittenInput(output, input)) {
       throw InvalidArgument(fmt::format(
-          "mergeStreamFiles: the output '{}' is {}, which the merge reads (valid: another path)",
+          "mergeStreamFiles: the output '{}' {}, which the merge reads (valid: another path)",
           output, *overwritten));
     }
   }

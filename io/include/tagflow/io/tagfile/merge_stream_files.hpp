@@ -2,12 +2,12 @@
 // input's channels and times shifted by its offsets (MergedSource says how the streams
 // combine: in time order, overflow intervals united, with overlap_only only the common span).
 // The output is split like FileWriter's (max_file_size) and stores each input's name, offsets
-// and configuration; the inputs' markers are not carried over. The output must not be a file
-// an input is read from (the input or a part it is read on into, partsReadAfter). Errors name
-// the input or the value and its valid range: InvalidArgument for offsets lists of another
-// length than the inputs' (an empty list means all zero), an output among the inputs' files or
-// a bad size; IoError and DataError from reading and writing, after which the parts written
-// are removed.
+// and configuration; the inputs' markers are not carried over. Neither the output nor a later
+// part of its set that exists may be a file an input is read from (the input or a part it is
+// read on into, partsReadAfter). Errors name the input or the value and its valid range:
+// InvalidArgument for offsets lists of another length than the inputs' (an empty list means
+// all zero), an output among the inputs' files or a bad size; IoError and DataError from
+// reading and writing, after which the parts written are removed.
 #pragma once
 
 #include <cstdint>
