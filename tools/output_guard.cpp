@@ -65,7 +65,15 @@ std::vector<std::string> OutputGuard::movedAside() const {
   return paths;
 }
 
+void OutputGuard::commit() {
+  std::error_code ignored;
+  for (const MovedAside& earlier : moved_) fs::remove(earlier.aside, ignored);
+  moved_.clear();
+  committed_ = true;
+}
+
 OutputGuard::~OutputGuard() {
+  if (committed_) return;
   std::error_code ignored;
   const bool failed = std::uncaught_exceptions() > exceptions_;
   const bool kept = failed && on_failure_ == OnFailure::Keep && owns_path_ &&

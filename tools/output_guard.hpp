@@ -24,6 +24,10 @@ class OutputGuard {
   OutputGuard(const OutputGuard&) = delete;
   OutputGuard& operator=(const OutputGuard&) = delete;
 
+  // From here on the output stands whatever happens (a recording has begun): the earlier
+  // files are removed now, and a later failure leaves what was written.
+  void commit();
+
   // Whether the path is a file of the command's own, which a failure removes.
   bool ownsPath() const { return owns_path_; }
   // Where the earlier files were moved.
@@ -40,6 +44,7 @@ class OutputGuard {
   OnFailure on_failure_;
   bool owns_path_ = true;
   std::vector<MovedAside> moved_;
+  bool committed_ = false;
   int exceptions_;
 };
 

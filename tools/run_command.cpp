@@ -20,6 +20,7 @@
 #include "graph_builder.hpp"
 #include "interrupts.hpp"
 #include "path_plan.hpp"
+#include "recording_guards.hpp"
 #include "run_config.hpp"
 #include "tagflow/channels/registry.hpp"
 #include "tagflow/core/error.hpp"
@@ -177,6 +178,19 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
     if (!options.trace_path.empty()) checkOutputWritable(options.trace_path);
   }
 
+  if (distributed_run) {
+    // Before any node is made: a FileWriter made on every rank would empty its path.
+    for (const MeasurementSpec& spec : config.measurements) {
+      if (!findKind(allMeasurementKinds(), spec.kind, "measurement").splits_by_time) {
+        throw InvalidArgument(fmt::format(
+            "{} '{}' cannot be split by time (it runs as one), so it cannot run over {} MPI "
+            "ranks (valid: a run of one process)",
+            spec.kind, spec.name, distributed.size()));
+      }
+    }
+  }
+  RecordingGuards recordings(config);  // none in a distributed run (refused above)
+
   std::unique_ptr<Source> source =
       withContext("[source]", [&] { return makeSource(config.source); });
   GraphOptions graph_options = graphOptionsOf(config);
@@ -209,6 +223,8 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
         writeResultsHdf5(config.output, nodes.results(), Profile{}, info);
       },
       [&] { graph.requestStop(); });
+  // The stream begins: from here on a failed run keeps what its FileWriters recorded.
+  recordings.commit();
   const Profile profile = distributed_run
                               ? runShareOfRanks(distributed, config, guarded, graph, measurements)
                               : graph.run(config.duration_ps);

@@ -6,6 +6,7 @@
 #include "graph_builder.hpp"
 #include "interrupts.hpp"
 #include "path_plan.hpp"
+#include "recording_guards.hpp"
 #include "run_config.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/hdf5/results_writer.hpp"
@@ -19,6 +20,7 @@ int serveCommand(const ServeCommandOptions& options) {
   overrideRun(config, options.output, options.threads);
   runPaths(config, options.config_path).check();
   checkOutputWritable(config.output);  // before a FileWriter creates its file
+  RecordingGuards recordings(config);
 
   std::unique_ptr<Source> source =
       withContext("[source]", [&] { return makeSource(config.source); });
@@ -45,6 +47,7 @@ int serveCommand(const ServeCommandOptions& options) {
   Interrupts interrupts([&] { server.requestStop(); });
   Interrupts::abandon({resultsTemporaryPath(config.output)});
   Profile profile;
+  recordings.commit();
   try {
     profile = graph.run(config.duration_ps);
   } catch (const std::exception& e) {

@@ -278,38 +278,50 @@ name = "a/b"
 channels = [1]'
 refuses "a name no group can have, before the run" "measurement name 'a/b' cannot name a group" \
   "$tagflow" run -q bad_name.toml --output out.h5
-# A FileWriter creates its file when it is made: an error in a measurement listed after it, a
-# bad key or a bad value, is found before that, and an earlier recording at its path stays.
+# A FileWriter creates its file when it is made. Errors in the measurements listed after it (a
+# bad key or value: found before it is made; a channel nothing produces, another FileWriter's
+# own checks: found after, and the earlier files put back) leave an earlier recording at its
+# path as it was, and nothing else behind.
 "$tagflow" record good.toml kept_rec.tags >/dev/null
 cp kept_rec.tags kept_rec_before.tags
-config late_key.toml 'kind = "FileWriter"
+# refused_after_writer NAME MESSAGE MEASUREMENT_BODY: a run of a FileWriter onto kept_rec.tags
+# followed by that measurement is refused with MESSAGE and leaves the files as they were.
+refused_after_writer() {
+  config after_writer.toml 'kind = "FileWriter"
 name = "w"
 path = "kept_rec.tags"
 channels = [1]
 [[measurement]]
-kind = "Countrate"
+'"$3"
+  refuses "$1" "$2" "$tagflow" run -q after_writer.toml --output out.h5
+  cmp -s kept_rec.tags kept_rec_before.tags && [ ! -e second.tags ] &&
+    [ -z "$(ls ./*.tagflow-previous-* 2>/dev/null)" ] &&
+    pass "$1: the earlier recording is as it was, nothing else is left" ||
+    fail "$1: the files at the FileWriters' paths changed"
+}
+refused_after_writer "an unknown key after a FileWriter" \
+  "(Countrate): unknown key 'bin_width' for Countrate 'rates' (valid keys: channels)" \
+  'kind = "Countrate"
 name = "rates"
 channels = [1]
 bin_width = 5'
-refuses "an unknown key after a FileWriter" \
-  "(Countrate): unknown key 'bin_width' for Countrate 'rates' (valid keys: channels)" \
-  "$tagflow" run -q late_key.toml --output out.h5
-cmp -s kept_rec.tags kept_rec_before.tags && pass "an unknown key leaves the earlier recording" ||
-  fail "a refused run changed the recording at its FileWriter's path"
-config late_value.toml 'kind = "FileWriter"
-name = "w"
-path = "kept_rec.tags"
-channels = [1]
-[[measurement]]
-kind = "Counter"
+refused_after_writer "a value out of range after a FileWriter" \
+  "measurement 'rates' (Counter): Counter 'rates': binwidth 0 ps is invalid (valid: >= 1)" \
+  'kind = "Counter"
 name = "rates"
 channels = [1]
 binwidth = 0'
-refuses "a value out of range after a FileWriter" \
-  "measurement 'rates' (Counter): Counter 'rates': binwidth 0 ps is invalid (valid: >= 1)" \
-  "$tagflow" run -q late_value.toml --output out.h5
-cmp -s kept_rec.tags kept_rec_before.tags && pass "a bad value leaves the earlier recording" ||
-  fail "a refused run changed the recording at its FileWriter's path"
+refused_after_writer "a channel nothing produces after a FileWriter" \
+  "Countrate 'rates' reads channel 1500, which nothing produces" \
+  'kind = "Countrate"
+name = "rates"
+channels = [1500]'
+refused_after_writer "a second FileWriter that refuses its sync_every" "sync_every 100" \
+  'kind = "FileWriter"
+name = "w2"
+path = "second.tags"
+channels = [2]
+sync_every = 100'
 config duplicate.toml 'kind = "Countrate"
 name = "rates"
 channels = [1]
