@@ -6,7 +6,7 @@
 # portable fallbacks of the AVX2 fast paths); those, the split-by-time and the live view's
 # C++ tests under AddressSanitizer+UBSan; and the core, UDP link and tag file tests (their
 # recorder's threads) under ThreadSanitizer. Last, each libFuzzer target runs for a bounded
-# time (FUZZ_SECONDS, default 30). Under TSan the tests that run a flow graph are left out:
+# time (FUZZ_SECONDS, default 20). Each stage's heading says how long the script has run. Under TSan the tests that run a flow graph are left out:
 # Debian's oneTBB is not built with TSan, so the hand-offs it orders between tasks look like
 # races to TSan (see docs/testing.md). Build folders: build/, build-baseline/, build-asan/,
 # build-tsan/.
@@ -16,7 +16,7 @@ jobs="${TAGFLOW_JOBS:-2}"
 bash "$root/scripts/setup.sh"
 python3 "$root/scripts/check_layers.py" "$root"
 
-echo "== Release build and full test suite"
+echo "== Release build and full test suite (at ${SECONDS} s)"
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTAGFLOW_WERROR=ON >/dev/null
 cmake --build "$root/build" -j "$jobs"
 ctest --test-dir "$root/build" -j 2 --output-on-failure
@@ -24,7 +24,7 @@ ctest --test-dir "$root/build" -j 2 --output-on-failure
 sanitized() {  # name, cmake sanitizer value, CPU target, ctest selection, targets...
   local name=$1 sanitizer=$2 cpu=$3 selection=$4
   shift 4
-  echo "== $name build ($cpu): tests $selection"
+  echo "== $name build ($cpu): tests $selection (at ${SECONDS} s)"
   # -O1 with line tables: a quarter less compile time than -O2 -g, and the optimisation level
   # the sanitizers are usually run at; reports still name files and lines.
   cmake -S "$root" -B "$root/build-$name" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -44,5 +44,6 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   sanitized tsan thread x86-64-v3 "-L core|udp|tagfile -LE graph|netns" tagflow_core_tests \
   tagflow_udp_tests tagflow_tagfile_tests
 
-echo "== libFuzzer: every fuzz target (tag files, UDP decoder, vendor readers), ${FUZZ_SECONDS:-30} s each"
-bash "$root/scripts/fuzz.sh" "${FUZZ_SECONDS:-30}"
+echo "== libFuzzer: every fuzz target (tag files, UDP decoder, vendor readers), ${FUZZ_SECONDS:-20} s each (at ${SECONDS} s)"
+bash "$root/scripts/fuzz.sh" "${FUZZ_SECONDS:-20}"
+echo "== done (at ${SECONDS} s)"
