@@ -119,11 +119,8 @@ PathPlan runPaths(const RunConfig& config, const std::string& config_path) {
   plan.reads(config_path, "the configuration");
   planSourceReads(config.source, plan);
   plan.writes(config.output, "[run] output");
-  for (const MeasurementSpec& spec : config.measurements) {
-    if (spec.kind != "FileWriter" || !spec.parameters.contains("path")) continue;
-    if (const auto* path = std::get_if<std::string>(&spec.parameters.at("path"))) {
-      plan.writesTagFileSet(*path, fmt::format("FileWriter '{}' path", spec.name));
-    }
+  for (const Recording& recording : recordingsOf(config)) {
+    plan.writesTagFileSet(recording.path, fmt::format("FileWriter '{}' path", recording.writer));
   }
   return plan;
 }

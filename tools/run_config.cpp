@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <variant>
 
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/sharded_measurement.hpp"
@@ -234,6 +235,17 @@ RunConfig loadRunConfig(const std::string& path, bool need_measurements) {
 void overrideRun(RunConfig& config, const std::string& output, int threads) {
   if (!output.empty()) config.output = output;
   if (threads >= 0) config.threads = threads;
+}
+
+std::vector<Recording> recordingsOf(const RunConfig& config) {
+  std::vector<Recording> recordings;
+  for (const MeasurementSpec& spec : config.measurements) {
+    if (spec.kind != "FileWriter" || !spec.parameters.contains("path")) continue;
+    if (const auto* path = std::get_if<std::string>(&spec.parameters.at("path"))) {
+      recordings.push_back({spec.name, *path});
+    }
+  }
+  return recordings;
 }
 
 }  // namespace tagflow::cli

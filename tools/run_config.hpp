@@ -41,4 +41,11 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin,
 // and a thread count (negative: the file's).
 void overrideRun(RunConfig& config, const std::string& output, int threads);
 
+struct Recording {
+  std::string writer;  // the FileWriter's name
+  std::string path;
+};
+// The recording of every FileWriter that gives its path as text.
+std::vector<Recording> recordingsOf(const RunConfig& config);
+
 }  // namespace tagflow::cli

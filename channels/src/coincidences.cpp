@@ -76,15 +76,6 @@ ParameterSpec windowKey() {
       .help("the window within which all channels of a group must fire");
 }
 
-// The declaration compares in doubles, where 2^62 + 1 rounds to 2^62: the last step is exact.
-void checkWindow(timestamp_t window, const std::string& owner) {
-  windowKey().check(ParameterValue{window}, owner, "coincidence_window");
-  if (window > kMaxWindow) {
-    throw InvalidArgument(owner + ": coincidence_window " + std::to_string(window) +
-                          " ps is invalid (valid: 1.." + std::to_string(kMaxWindow) + ")");
-  }
-}
-
 ParameterSpec timestampKey() {
   return ParameterSpec::text("timestamp")
       .oneOf({"Last", "Average", "First", "ListedFirst"})
@@ -152,7 +143,6 @@ Coincidences::Coincidences(const ParameterSchema& schema, std::string name,
                                                  : "group " + std::to_string(g);
                               }),
              schema.kind() + " '" + name + "'") {
-  checkWindow(window, kind() + " '" + this->name() + "'");
   groups_of_slot_.resize(index_.size() + 1);
   for (std::size_t g = 0; g < groups.size(); ++g) {
     Group group;
@@ -339,7 +329,7 @@ timestamp_t Coincidences::stamp(const Group& group, timestamp_t now) const {
 }
 
 void Coincidences::setCoincidenceWindow(timestamp_t window) {
-  checkWindow(window, kind() + " '" + name() + "'");
+  windowKey().check(ParameterValue{window}, kind() + " '" + name() + "'", "coincidence_window");
   requested_window_.store(window, std::memory_order_release);
 }
 

@@ -21,8 +21,11 @@ const ParameterSchema& DelayedChannel::schema() {
   static const ParameterSchema schema(
       "DelayedChannel", "a copy of a channel shifted later in time",
       {ParameterSpec::channel("input_channel").help("channel to copy"),
-       ParameterSpec::integer("delay").unit("ps").atLeast(0).help(
-           "delay; to move a channel earlier, delay the other channels instead")});
+       ParameterSpec::integer("delay")
+           .unit("ps")
+           .atLeast(0)
+           .atMost(static_cast<double>(kMaxDelay))
+           .help("delay; to move a channel earlier, delay the other channels instead")});
   return schema;
 }
 
@@ -35,19 +38,10 @@ DelayedChannel::DelayedChannel(std::string name, channel_t input, timestamp_t de
   if (input == CHANNEL_UNUSED) {
     throw InvalidArgument("DelayedChannel '" + this->name() + "': input_channel is unused");
   }
-  checkDelay(delay);
-}
-
-void DelayedChannel::checkDelay(timestamp_t delay) const {
-  if (delay < 0 || delay > kMaxDelay) {
-    throw InvalidArgument("DelayedChannel '" + name() + "': delay " + std::to_string(delay) +
-                          " ps is invalid (valid: 0.." + std::to_string(kMaxDelay) +
-                          ", about 53 days; to move a channel earlier, delay the others)");
-  }
 }
 
 void DelayedChannel::setDelay(timestamp_t delay) {
-  checkDelay(delay);
+  schema().find("delay")->check(ParameterValue{delay}, "DelayedChannel '" + name() + "'", "delay");
   requested_delay_.store(delay, std::memory_order_release);
 }
 

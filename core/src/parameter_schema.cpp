@@ -148,7 +148,7 @@ std::string ParameterSpec::rangeText() const {
   return text;
 }
 
-void ParameterSpec::checkNumber(double value, std::string_view owner, std::string_view key,
+void ParameterSpec::checkNumber(long double value, std::string_view owner, std::string_view key,
                                 const std::string& shown) const {
   const bool below = min_ && (min_exclusive_ ? !(value > *min_) : !(value >= *min_));
   const bool beyond = max_ && !(value <= *max_);
@@ -185,7 +185,7 @@ ParameterValue ParameterSpec::check(const ParameterValue& value, std::string_vie
               "{}: key '{}': channel {} is out of range (valid: 32-bit signed integers)", owner,
               key, v));
         }
-        checkNumber(static_cast<double>(v), owner, key, std::to_string(v));
+        checkNumber(static_cast<long double>(v), owner, key, std::to_string(v));
       }
       size = integers.size();
       checked = std::move(integers);
@@ -234,9 +234,7 @@ ParameterValue ParameterSpec::check(const ParameterValue& value, std::string_vie
             fmt::format("{}: key '{}': channel {} is out of range (valid: 32-bit signed integers)",
                         owner, key, *integer));
       }
-      // Integers above 2^53 are rounded here, so a value less than one rounding step above a
-      // bound passes: bounds that large (2^62 for times) sit far below 2^63, leaving room.
-      checkNumber(static_cast<double>(*integer), owner, key, std::to_string(*integer));
+      checkNumber(static_cast<long double>(*integer), owner, key, std::to_string(*integer));
       return value;
     }
   }

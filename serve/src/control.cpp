@@ -18,14 +18,18 @@ ControlOutcome refuse(std::string error) {
   return {false, std::move(error)};
 }
 
-Measurement* findMeasurement(const std::vector<Measurement*>& measurements, const std::string& name,
-                             std::string& error) {
+// The node named `name`, or nullptr with `error` naming the valid names.
+template <class Node>
+Node* findNamed(const std::vector<Node*>& nodes, const std::string& name, std::string_view what,
+                std::string& error) {
   std::vector<std::string> valid;
-  for (Measurement* measurement : measurements) {
-    if (measurement->name() == name) return measurement;
-    valid.push_back(measurement->name());
+  for (Node* node : nodes) {
+    if (node->name() == name) return node;
+    valid.push_back(node->name());
   }
-  error = fmt::format("unknown measurement '{}' (valid: {})", name, fmt::join(valid, ", "));
+  error =
+      fmt::format("unknown {} '{}' (valid: {})", what, name,
+                  valid.empty() ? std::string("none") : fmt::format("{}", fmt::join(valid, ", ")));
   return nullptr;
 }
 
@@ -34,7 +38,7 @@ ControlOutcome applyToMeasurement(const std::vector<Measurement*>& measurements,
                                   const std::string& name, const std::string& action,
                                   const nlohmann::json& request) {
   std::string error;
-  Measurement* measurement = findMeasurement(measurements, name, error);
+  Measurement* measurement = findNamed(measurements, name, "measurement", error);
   if (measurement == nullptr) return refuse(error);
   if (action == "start") {
     measurement->start();
@@ -71,17 +75,10 @@ ControlOutcome applyToChannel(const MeasurementGraph& graph, const nlohmann::jso
   if (name == request.end() || !name->is_string()) {
     return refuse("\"channel\" is missing: the name of a virtual channel of the graph");
   }
-  std::vector<std::string> valid;
-  VirtualChannel* channel = nullptr;
-  for (VirtualChannel* candidate : graph.virtualChannels()) {
-    if (candidate->name() == name->get<std::string>()) channel = candidate;
-    valid.push_back(candidate->name());
-  }
-  if (channel == nullptr) {
-    return refuse(fmt::format(
-        "unknown virtual channel '{}' (valid: {})", name->get<std::string>(),
-        valid.empty() ? std::string("none") : fmt::format("{}", fmt::join(valid, ", "))));
-  }
+  std::string error;
+  VirtualChannel* channel =
+      findNamed(graph.virtualChannels(), name->get<std::string>(), "virtual channel", error);
+  if (channel == nullptr) return refuse(error);
   const auto key = request.find("key");
   if (key == request.end() || !key->is_string()) {
     return refuse("\"key\" is missing: the name of the setting, e.g. delay");

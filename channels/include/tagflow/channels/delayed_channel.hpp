@@ -47,8 +47,6 @@ class DelayedChannel : public VirtualChannel {
   void dropOwed() override;
 
  private:
-  void checkDelay(timestamp_t delay) const;
-
   channel_t input_;
   std::atomic<timestamp_t> requested_delay_;
   timestamp_t delay_;  // in force

@@ -87,7 +87,8 @@ class ParameterSpec {
 
  private:
   ParameterSpec(std::string name, ParameterType type) : name_(std::move(name)), type_(type) {}
-  void checkNumber(double value, std::string_view owner, std::string_view key,
+  // long double holds every int64 and every double exactly, so integers compare exactly.
+  void checkNumber(long double value, std::string_view owner, std::string_view key,
                    const std::string& shown) const;
 
   std::string name_;
