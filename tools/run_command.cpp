@@ -218,7 +218,7 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   Checkpoints checkpoints(
       distributed_run ? 0 : config.checkpoint_s,
       [&] {
-        RunInfo info{source->describe(), config.text, sourceStatistics(*source)};
+        RunInfo info = runInfoOf(*source, graph, config.text);
         info.checkpoint = true;
         writeResultsHdf5(config.output, nodes.results(), Profile{}, info);
       },
@@ -233,8 +233,7 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   if (!speaks) return interrupts.interrupted() ? interrupts.exitCode() : 0;
   if (show_progress) std::fprintf(stderr, "\n");
 
-  const Parameters source_statistics = sourceStatistics(*source);
-  RunInfo info{source->describe(), config.text, source_statistics};
+  RunInfo info = runInfoOf(*source, graph, config.text);
   info.interrupted = interrupts.interrupted();
   info.damaged_tail = guarded.damage();
   writeResultsHdf5(config.output, nodes.results(), profile, info);
@@ -243,9 +242,9 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   if (!options.quiet) {
     std::cout << "\nprofile:\n";
     printProfile(std::cout, profile);
-    if (!source_statistics.entries().empty()) {
+    if (!info.source_statistics.entries().empty()) {
       std::cout << "\nsource:";
-      for (const auto& [key, value] : source_statistics.entries()) {
+      for (const auto& [key, value] : info.source_statistics.entries()) {
         std::cout << " " << key << "=" << formatParameter(value);
       }
       std::cout << "\n";

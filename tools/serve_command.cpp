@@ -71,7 +71,7 @@ int serveCommand(const ServeCommandOptions& options) {
   }
   server.waitUntilStopRequested();
 
-  RunInfo info{source->describe(), config.text, sourceStatistics(*source)};
+  RunInfo info = runInfoOf(*source, graph, config.text);
   info.interrupted = stopped_early;
   info.damaged_tail = guarded.damage();
   writeResultsHdf5(config.output, nodes.results(), profile, info);

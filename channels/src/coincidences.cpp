@@ -339,7 +339,10 @@ void Coincidences::setLiveSetting(const std::string& key, std::int64_t value) {
 }
 
 void Coincidences::applySettings() {
-  window_ = requested_window_.load(std::memory_order_acquire);
+  const timestamp_t requested = requested_window_.load(std::memory_order_acquire);
+  if (requested == window_) return;
+  window_ = requested;
+  settingApplied("coincidence_window", requested);
 }
 
 void Coincidences::forgetHistory() {

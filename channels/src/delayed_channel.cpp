@@ -52,8 +52,10 @@ void DelayedChannel::setLiveSetting(const std::string& key, std::int64_t value) 
 
 void DelayedChannel::applySettings() {
   const timestamp_t requested = requested_delay_.load(std::memory_order_acquire);
+  if (requested == delay_) return;
   if (requested < delay_ && !owed_.empty()) earlier_.absorb(owed_);
   delay_ = requested;
+  settingApplied("delay", requested);
 }
 
 // Branch-free compaction: every tag is written, only matches advance the end. The storage

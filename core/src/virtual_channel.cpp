@@ -13,6 +13,7 @@ VirtualChannel::VirtualChannel(const ParameterSchema& schema, std::string name,
     : kind_(schema.kind()),
       name_(std::move(name)),
       parameters_(schema.validate(parameters, kind_ + " '" + name_ + "'")),
+      parameter_units_(schema.units()),
       output_count_(output_count) {
   if (name_.empty()) throw InvalidArgument(kind_ + ": the name must not be empty");
 }
@@ -43,6 +44,50 @@ void VirtualChannel::setLiveSetting(const std::string& key, std::int64_t /*value
                         (valid.empty() ? std::string("none") : valid) + ")");
 }
 
+std::vector<VirtualChannel::SettingChange> VirtualChannel::settingChanges() const {
+  std::lock_guard lock(changes_mutex_);
+  return changes_;
+}
+
+void VirtualChannel::settingApplied(std::string key, std::int64_t value) {
+  std::lock_guard lock(changes_mutex_);
+  changes_.push_back(SettingChange{std::move(key), value, block_begin_});
+}
+
+ResultSet VirtualChannel::getResults() const {
+  ResultSet out;
+  out.kind = kind_;
+  out.name = name_;
+  out.parameters = parameters_;
+  out.parameter_units = parameter_units_;
+  if (hasChannels()) {
+    const std::vector<channel_t> channels = getChannels();
+    out.facts.set("output_channels", std::vector<std::int64_t>(channels.begin(), channels.end()));
+  }
+  const std::vector<SettingChange> changes = settingChanges();
+  for (const auto& setting : liveSettings()) {
+    const std::string& key = setting.first;
+    std::vector<std::int64_t> values, from;
+    for (const SettingChange& change : changes) {
+      if (change.key != key) continue;
+      values.push_back(change.value);
+      from.push_back(change.from);
+    }
+    std::string unit = "1";
+    for (const auto& [unit_key, unit_name] : parameter_units_) {
+      if (unit_key == key) unit = unit_name;
+    }
+    const std::size_t count = values.size();
+    out.add(key + "_changes", unit, {count}, std::move(values),
+            "the values " + key +
+                " took while the stream ran, in order (before the first: the "
+                "parameter's)");
+    out.add(key + "_changed_from", "ps", {count}, std::move(from),
+            "stream time from which each value held: the start of the first block that used it");
+  }
+  return out;
+}
+
 void VirtualChannel::assignChannels(channel_t first_output) {
   if (first_output_ && *first_output_ != first_output) {
     throw InvalidArgument(kind_ + " '" + name_ + "' already has channel " +
@@ -62,6 +107,7 @@ void VirtualChannel::process(const TagBlock& in, BlockBuffer& out) {
     forgetHistory();
     dropOwed();
   }
+  block_begin_ = in.begin_time;
   applySettings();
   const std::size_t room = in.special.empty() && !in_overflow_ ? transcribeRoom(in) : 0;
   if (room != 0 && room <= kMaxTranscribeRoom * in.tags.size()) {

@@ -328,12 +328,11 @@ void bindEngine(py::module_& module) {
         py::gil_scoped_release release;
         std::vector<ResultSet> results;
         for (Measurement* measurement : measurements) results.push_back(measurement->getResults());
-        writeResultsHdf5(
-            path, results, profile,
-            RunInfo{graph.source().describe(), config, sourceStatistics(graph.source())});
+        writeResultsHdf5(path, results, profile, runInfoOf(graph.source(), graph.graph(), config));
       },
       py::arg("path"), py::arg("graph"), py::arg("config") = "",
-      "write every measurement of the graph and its last profile, in tagflow run's layout");
+      "write every measurement of the graph, its virtual channels and its last profile, in "
+      "tagflow run's layout");
 
   module.def(
       "merge_stream_files",

@@ -435,7 +435,18 @@ void bindChannels(py::module_& module) {
                              [](const VirtualChannel& c) { return parametersDict(c.parameters()); })
       .def("getChannel", &VirtualChannel::getChannel)
       .def("getChannels", &VirtualChannel::getChannels)
-      .def("clear", &VirtualChannel::clear);
+      .def("clear", &VirtualChannel::clear)
+      .def(
+          "setting_changes",
+          [](const VirtualChannel& c) {
+            py::list changes;
+            for (const VirtualChannel::SettingChange& change : c.settingChanges()) {
+              changes.append(py::make_tuple(change.key, change.value, change.from));
+            }
+            return changes;
+          },
+          "the changes of live settings taken up so far, in order: (key, value, from_ps), "
+          "from_ps the stream time of the first block that used the value");
   channelClass<DelayedChannel>(module, "DelayedChannel")
       .def("setDelay", &DelayedChannel::setDelay, py::arg("delay"),
            "the delay in ps from the next block on (copies already owed keep theirs)")

@@ -37,8 +37,9 @@ source_kinds = _core.source_kinds
 
 
 def write_hdf5(path, graph, config=""):
-    """Writes every measurement of the graph and its last profile to `path` (str or path
-    object), in tagflow run's layout."""
+    """Writes every measurement of the graph, its virtual channels (with the changes of their
+    live settings) and its last profile to `path` (str or path object), in tagflow run's
+    layout."""
     _core.write_hdf5(os.fspath(path), graph, config)
 
 

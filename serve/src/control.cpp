@@ -70,7 +70,8 @@ ControlOutcome applyToMeasurement(const std::vector<Measurement*>& measurements,
 
 // {"action": "set", "channel": name, "key": setting, "value": integer}: a virtual channel's
 // live setting (VirtualChannel::liveSettings()), in force from the next block.
-ControlOutcome applyToChannel(const MeasurementGraph& graph, const nlohmann::json& request) {
+ControlOutcome applyToChannel(const MeasurementGraph& graph, const nlohmann::json& request,
+                              bool stream_ended) {
   const auto name = request.find("channel");
   if (name == request.end() || !name->is_string()) {
     return refuse("\"channel\" is missing: the name of a virtual channel of the graph");
@@ -91,6 +92,12 @@ ControlOutcome applyToChannel(const MeasurementGraph& graph, const nlohmann::jso
     return refuse(fmt::format("value {} is invalid (valid: an integer of 64 bits, in ps)",
                               value == request.end() ? "(missing)" : value->dump()));
   }
+  if (stream_ended) {
+    return refuse(
+        fmt::format("the stream has ended: '{}' of '{}' would hold from the next "
+                    "block, and none will come",
+                    key->get<std::string>(), channel->name()));
+  }
   try {
     channel->setLiveSetting(key->get<std::string>(), value->get<std::int64_t>());
   } catch (const InvalidArgument& e) {
@@ -102,7 +109,7 @@ ControlOutcome applyToChannel(const MeasurementGraph& graph, const nlohmann::jso
 }  // namespace
 
 ControlOutcome applyControl(MeasurementGraph& graph, const std::string& body,
-                            const std::function<void()>& stop_run) {
+                            const std::function<void()>& stop_run, bool stream_ended) {
   const nlohmann::json request = nlohmann::json::parse(body, nullptr, false);
   if (request.is_discarded() || !request.is_object()) {
     return refuse("the body is not a JSON object");
@@ -116,7 +123,7 @@ ControlOutcome applyControl(MeasurementGraph& graph, const std::string& body,
     stop_run();
     return {true, {}};
   }
-  if (action == "set") return applyToChannel(graph, request);
+  if (action == "set") return applyToChannel(graph, request, stream_ended);
   if (action != "start" && action != "stop" && action != "clear" && action != "start_for") {
     return refuse(fmt::format(
         "unknown action '{}' (valid: start, stop, clear, start_for, stop_run, set)", action));

@@ -16,8 +16,9 @@ struct ControlOutcome {
   std::string error;  // when not ok
 };
 
-// `body` is the request's JSON text; `stop_run` ends the run.
+// `body` is the request's JSON text; `stop_run` ends the run. Once the stream has ended
+// (`stream_ended`), a set is refused: no block would take it up.
 ControlOutcome applyControl(MeasurementGraph& graph, const std::string& body,
-                            const std::function<void()>& stop_run);
+                            const std::function<void()>& stop_run, bool stream_ended);
 
 }  // namespace tagflow::serve_detail

@@ -589,8 +589,13 @@ Response Server::Impl::respond(const Request& request) {
 }
 
 Response Server::Impl::control(const Request& request) {
-  const serve_detail::ControlOutcome outcome =
-      serve_detail::applyControl(graph_, request.body(), [this] { requestStop(); });
+  bool stream_ended = false;
+  {
+    std::lock_guard lock(state_mutex_);
+    stream_ended = status_.state != "running";
+  }
+  const serve_detail::ControlOutcome outcome = serve_detail::applyControl(
+      graph_, request.body(), [this] { requestStop(); }, stream_ended);
   if (!outcome.ok) return errorResponse(request, http::status::bad_request, outcome.error);
   return jsonResponse(request, http::status::ok, {{"ok", true}});
 }
@@ -625,7 +630,7 @@ std::string Server::Impl::resultsFileBytes() {
       results.push_back(measurement->getResults());
     }
   });
-  RunInfo info{source_.describe(), options_.config_text, sourceStatistics(source_)};
+  RunInfo info = runInfoOf(source_, graph_, options_.config_text);
   Profile profile;
   {
     std::lock_guard lock(state_mutex_);

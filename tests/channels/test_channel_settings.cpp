@@ -16,6 +16,7 @@
 #include "tagflow/channels/coincidences.hpp"
 #include "tagflow/channels/delayed_channel.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/core/result_set.hpp"
 
 using namespace tagflow;
 using namespace tagflow::test;
@@ -153,4 +154,56 @@ TEST_CASE("setDelay and setCoincidenceWindow refuse bad values and report the va
   CHECK(coincidence.getCoincidenceWindow() == 40);
   CHECK(coincidence.lookBack() == 40);
   CHECK(coincidence.lookAhead() == 40);
+}
+
+TEST_CASE("A live change is logged from the first block that used it, and in the results",
+          "[channels][settings]") {
+  const TestStream stream = randomStream(4);
+  const auto blocks = blocksOf(stream, 7);
+  REQUIRE(blocks.size() > 30);
+  const std::vector<timestamp_t> delays{5'000, 40'000, 40'000, 100, 5'000};
+  DelayedChannel channel("delayed", 1, delays.front());
+  drive(channel, blocks, [&](std::size_t k) {
+    // A value set and taken back before the next block never held: nothing to log.
+    channel.setDelay(777);
+    channel.setDelay(scheduled(delays, k));
+  });
+  std::vector<std::int64_t> expected_values, expected_from;
+  timestamp_t in_force = delays.front();
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    if (scheduled(delays, k) == in_force) continue;
+    in_force = scheduled(delays, k);
+    expected_values.push_back(in_force);
+    expected_from.push_back(blocks[k].begin);
+  }
+  REQUIRE(expected_values.size() >= 6);
+
+  const auto changes = channel.settingChanges();
+  REQUIRE(changes.size() == expected_values.size());
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    INFO("change " << i);
+    CHECK(changes[i].key == "delay");
+    CHECK(changes[i].value == expected_values[i]);
+    CHECK(changes[i].from == expected_from[i]);
+  }
+  const ResultSet results = channel.getResults();
+  CHECK(results.kind == "DelayedChannel");
+  CHECK(results.name == "delayed");
+  CHECK(results.parameters.getInt("delay") == delays.front());
+  CHECK(results.facts.getIntList("output_channels") == std::vector<std::int64_t>{kFirstOutput});
+  CHECK(results.values<std::int64_t>("delay_changes", changes.size()) == expected_values);
+  CHECK(results.values<std::int64_t>("delay_changed_from", changes.size()) == expected_from);
+  CHECK(results.array("delay_changes").unit == "ps");
+
+  Coincidence coincidence("coincidence", {1, 2}, 1000, CoincidenceTimestamp::First);
+  drive(coincidence, blocks, [&](std::size_t k) {
+    if (k == 5) coincidence.setCoincidenceWindow(40);
+  });
+  const auto window_changes = coincidence.settingChanges();
+  REQUIRE(window_changes.size() == 1);
+  CHECK(window_changes[0].key == "coincidence_window");
+  CHECK(window_changes[0].value == 40);
+  CHECK(window_changes[0].from == blocks[5].begin);
+  CHECK(coincidence.getResults().values<std::int64_t>("coincidence_window_changes", 1) ==
+        std::vector<std::int64_t>{40});
 }

@@ -1,6 +1,7 @@
 // writeResultsHdf5: results read back through the HDF5 C API (datasets, unit attributes,
-// parameters and facts as attributes, /profile); a failed write leaves no file under the
-// final name and no temporary; checkOutputWritable fails early on unwritable paths.
+// parameters and facts as attributes, /profile, /virtual_channels with live changes); a failed
+// write leaves no file under the final name and no temporary; checkOutputWritable fails early
+// on unwritable paths.
 #include <catch2/catch.hpp>
 
 #include <hdf5.h>
@@ -15,6 +16,7 @@
 
 #include "support/reference.hpp"
 #include "support/temp_dir.hpp"
+#include "tagflow/channels/delayed_channel.hpp"
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/hdf5/results_writer.hpp"
@@ -214,6 +216,49 @@ TEST_CASE("Results written to HDF5 read back with units, parameters and the prof
   }
 }
 
+TEST_CASE("Virtual channels and their live changes are written under /virtual_channels",
+          "[hdf5][graph]") {
+  SyntheticSource source(smallStream());
+  DelayedChannel delayed("delayed", 1, 2'000);
+  MeasurementGraph graph(source, GraphOptions{.threads = 2});
+  graph.add(delayed);
+  Countrate countrate("countrate", {delayed.getChannel()});
+  graph.add(countrate);
+  graph.run(100'000'000);
+  delayed.setDelay(3'500);
+  graph.run(100'000'000);
+  const auto changes = delayed.settingChanges();
+  REQUIRE(changes.size() == 1);
+
+  TempDir dir;
+  const std::string path = dir.file("results.h5");
+  const RunInfo info = runInfoOf(source, graph, "the configuration");
+  CHECK(info.source == source.describe());
+  writeResultsHdf5(path, {countrate.getResults()}, Profile{}, info);
+
+  H5Object file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  CHECK(stringAttribute(file, "config") == "the configuration");
+  H5Object group(H5Gopen2(file, "virtual_channels/delayed", H5P_DEFAULT), H5Gclose);
+  CHECK(stringAttribute(group, "kind") == "DelayedChannel");
+  CHECK(numericAttribute<std::int64_t>(group, "delay", H5T_NATIVE_INT64) ==
+        std::vector<std::int64_t>{2'000});
+  CHECK(stringAttribute(group, "delay.unit") == "ps");
+  CHECK(numericAttribute<std::int64_t>(group, "output_channels", H5T_NATIVE_INT64) ==
+        std::vector<std::int64_t>{delayed.getChannel()});
+  CHECK(dataset<std::int64_t>(group, "delay_changes", H5T_NATIVE_INT64) ==
+        std::vector<std::int64_t>{3'500});
+  CHECK(dataset<std::int64_t>(group, "delay_changed_from", H5T_NATIVE_INT64) ==
+        std::vector<std::int64_t>{changes[0].from});
+  CHECK(datasetUnit(group, "delay_changes") == "ps");
+  CHECK(datasetUnit(group, "delay_changed_from") == "ps");
+
+  // A channel's name follows the rules of a measurement's.
+  RunInfo badly_named;
+  badly_named.virtual_channels = {namedResult("a/b")};
+  REQUIRE_THROWS_WITH(writeResultsHdf5(dir.file("bad.h5"), {}, Profile{}, badly_named),
+                      Contains("virtual channel name 'a/b' cannot name a group"));
+}
+
 TEST_CASE("A failed HDF5 write leaves no file under the final name", "[hdf5]") {
   TempDir dir;
   const Profile profile;
@@ -235,7 +280,7 @@ TEST_CASE("A failed HDF5 write leaves no file under the final name", "[hdf5]") {
     // HDF5 would take "a" for "a\0b" and "." for the root group; "source" is the file's own.
     for (const std::string& name :
          {std::string("a\0b", 3), std::string("."), std::string(".."), std::string("source"),
-          std::string("tab\there"), std::string()}) {
+          std::string("virtual_channels"), std::string("tab\there"), std::string()}) {
       INFO(name);
       REQUIRE_THROWS_AS(checkResultsName(name), InvalidArgument);
       REQUIRE_THROWS_AS(writeResultsHdf5(path, {namedResult(name)}, profile, {}), InvalidArgument);

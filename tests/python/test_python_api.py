@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 
+import h5py
 import numpy as np
 import pytest
 import tagflow as tf
@@ -806,7 +807,7 @@ def test_a_list_of_files_is_read_as_one_stream(scratch):
     assert profile["stream_duration_ps"] == 10**9
 
 
-def test_delay_and_coincidence_window_changed_between_runs():
+def test_delay_and_coincidence_window_changed_between_runs(scratch):
     rng = np.random.default_rng(7)
     times = np.cumsum(rng.integers(1, 400, 20_000))
     channels = rng.integers(1, 3, times.size)
@@ -841,6 +842,17 @@ def test_delay_and_coincidence_window_changed_between_runs():
     assert min(first_copies.size, first_coincidences.size) > 500
     np.testing.assert_array_equal(first_coincidences, brute_force_pairs(0, cut, 50))
     np.testing.assert_array_equal(coincidences.getData()["time"], brute_force_pairs(cut, end, 300))
+    # The changes are logged from the first block that used them, and written with the results.
+    assert delayed.setting_changes() == [("delay", 200, cut)]
+    assert pairs.setting_changes() == [("coincidence_window", 300, cut)]
+    tf.write_hdf5(scratch / "changed.h5", graph)
+    with h5py.File(scratch / "changed.h5", "r") as results:
+        group = results[f"virtual_channels/{delayed.name}"]
+        assert group.attrs["kind"] == "DelayedChannel" and group.attrs["delay"] == 1000
+        assert list(group.attrs["output_channels"]) == [delayed.getChannel()]
+        assert list(group["delay_changes"]) == [200] and list(group["delay_changed_from"]) == [cut]
+        windows = results[f"virtual_channels/{pairs.name}/coincidence_window_changes"]
+        assert list(windows) == [300] and windows.attrs["unit"] == "ps"
     for call, message in ((lambda: delayed.setDelay(-5), r"delay -5 ps is invalid \(valid: 0\.\."),
                           (lambda: pairs.setCoincidenceWindow(0),
                            r"coincidence_window 0 ps is invalid "

@@ -8,6 +8,7 @@ Run by ctest with TAGFLOW_CLI set to the `tagflow` binary.
 
 import base64
 import http.client
+import io
 import json
 import os
 import pathlib
@@ -298,6 +299,14 @@ def test_a_delay_set_while_running_moves_the_correlation_peak(served):
         status, answer = served.control(action="set", **request)
         assert status == 400 and expected in answer["error"], (request, answer)
     assert settings() == {"aligned": {"delay": 1000}}
+    # The results keep the change, from the block that first used it.
+    status, body = served.get("/api/results.h5")
+    assert status == 200
+    with h5py.File(io.BytesIO(body), "r") as results:
+        aligned = results["virtual_channels/aligned"]
+        assert aligned.attrs["kind"] == "DelayedChannel" and aligned.attrs["delay"] == 0
+        assert list(aligned["delay_changes"]) == [1000]
+        assert aligned["delay_changed_from"].shape == (1,) and aligned["delay_changed_from"][0] > 0
 
 
 def status_of(server, method, path, headers, body=b""):
@@ -492,6 +501,26 @@ def test_the_results_file_says_whether_the_stream_was_cut_short(tmp_path, how, w
             server.process.send_signal(getattr(signal, how))
         assert server.process.wait(timeout=30) == exit_code, server.process.stderr.read()
         assert interrupted(server.output) == cut_short
+    finally:
+        server.stop()
+
+
+def test_a_setting_is_refused_once_the_stream_has_ended(tmp_path):
+    config = tmp_path / "short.toml"
+    config.write_text('[source]\nkind = "synthetic"\nduration_ps = 1_000_000_000\n\n'
+                      '[[source.channel]]\nchannel = 1\nkind = "poisson"\nrate = 1e6\n\n'
+                      '[[channel]]\nkind = "DelayedChannel"\nname = "late"\n'
+                      'input_channel = 1\ndelay = 10\n\n'
+                      '[[measurement]]\nkind = "Countrate"\nname = "rates"\n'
+                      'channels = ["late"]\n')
+    server = Served(tmp_path, config=config)
+    try:
+        wait_for(lambda: server.snapshot()["run"]["state"] == "finished", what="the stream's end")
+        status, answer = server.control(action="set", channel="late", key="delay", value=20)
+        assert status == 400, answer
+        assert answer["error"] == ("the stream has ended: 'delay' of 'late' would hold from the "
+                                   "next block, and none will come")
+        assert server.snapshot()["channels"][0]["settings"] == {"delay": 10}
     finally:
         server.stop()
 

@@ -407,6 +407,10 @@ def default_output_folder(path):
     return os.path.join(folder, os.path.splitext(name)[0] + "_plots")
 
 
+# The results file's own groups: the profile is drawn on its own, the others hold no results.
+FILE_GROUPS = ("profile", "source", "virtual_channels")
+
+
 def plot_file(path, output_folder=None, image_format="png"):
     """Writes the figures of one results file; returns the paths written, in file order."""
     output_folder = output_folder or default_output_folder(path)
@@ -419,7 +423,7 @@ def plot_file(path, output_folder=None, image_format="png"):
         written = []
         taken = {"profile"}
         for name, item in results.items():
-            if name == "profile":
+            if name in FILE_GROUPS:
                 continue
             if not isinstance(item, h5py.Group) or "kind" not in item.attrs:
                 note(f"/{name}: skipped, not a measurement group (no 'kind' attribute)")

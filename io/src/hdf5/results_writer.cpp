@@ -17,6 +17,8 @@
 #include "hdf5/handle.hpp"
 #include "hdf5/replace_whole.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/core/measurement_graph.hpp"
+#include "tagflow/io/source_registry.hpp"
 #include "tagflow/version.hpp"
 #include "write_fully.hpp"
 
@@ -124,9 +126,9 @@ void writeStringDataset(hid_t group, const std::string& name,
   }
 }
 
-void writeResultSet(hid_t file, const ResultSet& result) {
-  checkResultsName(result.name);
-  Handle group = createGroup(file, result.name);
+void writeResultSet(hid_t parent, const ResultSet& result, std::string_view what) {
+  checkResultsName(result.name, what);
+  Handle group = createGroup(parent, result.name);
   writeStringAttribute(group, "kind", result.kind);
   for (const auto& [key, value] : result.parameters.entries())
     writeParameterAttribute(group, key, value);
@@ -215,21 +217,22 @@ std::string resultsTemporaryPath(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid());
 }
 
-void checkResultsName(const std::string& name) {
+void checkResultsName(const std::string& name, std::string_view what) {
   const bool control = std::any_of(name.begin(), name.end(), [](char c) {
     return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
   });
-  if (name.empty() || name == "profile" || name == "source" || name == "." || name == ".." ||
-      name.find('/') != std::string::npos || control) {
+  if (name.empty() || name == "profile" || name == "source" || name == "virtual_channels" ||
+      name == "." || name == ".." || name.find('/') != std::string::npos || control) {
     std::string shown;
     for (const char c : name) {
       shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7F
                    ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c))
                    : std::string(1, c);
     }
-    throw InvalidArgument("measurement name '" + shown +
+    throw InvalidArgument(std::string(what) + " name '" + shown +
                           "' cannot name a group of the results file (valid: not empty, not "
-                          "'profile', 'source', '.' or '..', no '/' or control characters)");
+                          "'profile', 'source', 'virtual_channels', '.' or '..', no '/' or "
+                          "control characters)");
   }
 }
 
@@ -246,6 +249,14 @@ void checkOutputWritable(const std::string& path) {
 
 void skipHdf5CleanupAtExit() {
   H5dont_atexit();
+}
+
+RunInfo runInfoOf(const Source& source, const MeasurementGraph& graph, std::string config) {
+  RunInfo info{source.describe(), std::move(config), sourceStatistics(source)};
+  for (const VirtualChannel* channel : graph.virtualChannels()) {
+    info.virtual_channels.push_back(channel->getResults());
+  }
+  return info;
 }
 
 void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& results,
@@ -270,7 +281,13 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
     writeParameterAttribute(file, "interrupted", info.interrupted);
     writeParameterAttribute(file, "checkpoint", info.checkpoint);
     writeStringAttribute(file, "damaged_tail", info.damaged_tail);
-    for (const auto& result : results) writeResultSet(file, result);
+    for (const auto& result : results) writeResultSet(file, result, "measurement");
+    if (!info.virtual_channels.empty()) {
+      Handle group = createGroup(file, "virtual_channels");
+      for (const auto& channel : info.virtual_channels) {
+        writeResultSet(group, channel, "virtual channel");
+      }
+    }
     writeProfile(file, profile);
     if (!info.source_statistics.entries().empty()) {
       Handle group = createGroup(file, "source");

@@ -18,11 +18,13 @@
 //
 // Threading: process() runs on one thread at a time, in block order; clear() and the setters of
 // a concrete channel (setDelay(), setCoincidenceWindow()) may come from any thread and take
-// effect at the next block. parameters() keep the values given at construction.
+// effect at the next block. parameters() keep the values given at construction; the changes
+// are logged with the stream time they took effect at (settingChanges(), getResults()).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,6 +33,7 @@
 
 #include "tagflow/core/parameter_schema.hpp"
 #include "tagflow/core/parameters.hpp"
+#include "tagflow/core/result_set.hpp"
 #include "tagflow/core/tag.hpp"
 #include "tagflow/core/tag_block.hpp"
 
@@ -79,6 +82,19 @@ class VirtualChannel {
   using LiveSettings = std::vector<std::pair<std::string, std::int64_t>>;
   virtual LiveSettings liveSettings() const { return {}; }
   virtual void setLiveSetting(const std::string& key, std::int64_t value);
+  // A live setting that took a new value: from the block that began at `from` (stream time)
+  // on, `key` was `value`.
+  struct SettingChange {
+    std::string key;
+    std::int64_t value = 0;
+    timestamp_t from = 0;
+  };
+  // Every change taken up since construction, in order (runs of the graph included); any
+  // thread.
+  std::vector<SettingChange> settingChanges() const;
+  // What the results file keeps of the node: kind, name, the parameters as constructed (with
+  // their units), the output channels and, per live setting, its changes (settingChanges()).
+  ResultSet getResults() const;
 
   // Graph side.
   // The storage to give each output buffer for blocks of up to `block_tags` tags: the most a
@@ -112,8 +128,10 @@ class VirtualChannel {
   // ones passes the count on (a MissedEvents tag on its output channel, at the input tag's
   // time; the base class places it right after the input tag, inside the same interval).
   virtual void onMissedEvents(const Tag& /*tag*/, std::vector<Tag>& /*emitted*/) {}
-  // Takes up what the setters asked for since the last block, before the next one.
+  // Takes up what the setters asked for since the last block, before the next one, and calls
+  // settingApplied() for each setting whose value changed.
   virtual void applySettings() {}
+  void settingApplied(std::string key, std::int64_t value);
   // Forgets what decides future output (overflow begin, Error, clear()).
   virtual void forgetHistory() = 0;
   // Drops the tags kept for later (Error, clear()).
@@ -132,6 +150,7 @@ class VirtualChannel {
   std::string kind_;
   std::string name_;
   Parameters parameters_;
+  std::vector<std::pair<std::string, std::string>> parameter_units_;
   std::size_t output_count_;
   std::optional<channel_t> first_output_;
   std::atomic<bool> clear_requested_{false};
@@ -140,6 +159,9 @@ class VirtualChannel {
   std::vector<std::size_t> insert_at_;     // per emitted tag: input tags before it
   std::vector<Tag> passed_on_;             // missed-event counts passed on
   std::vector<std::size_t> passed_on_at_;  // per passed-on tag: input tags before it
+  timestamp_t block_begin_ = 0;            // of the block being processed
+  mutable std::mutex changes_mutex_;       // settingChanges() may come from any thread
+  std::vector<SettingChange> changes_;
 };
 
 }  // namespace tagflow

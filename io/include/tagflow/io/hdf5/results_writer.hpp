@@ -1,13 +1,15 @@
 // Writes results to a self-describing HDF5 file: one group per measurement (named by the
 // measurement), every array as a dataset with `unit` and `description` attributes, the
-// measurement's parameters and run facts as group attributes, the engine profile under
-// /profile, and file attributes naming the producer, version, creation time and source.
+// measurement's parameters and run facts as group attributes, the virtual channels and the
+// changes of their live settings under /virtual_channels, the engine profile under /profile,
+// and file attributes naming the producer, version, creation time and source.
 // The file is built in memory, written under a temporary name in the same folder, synced and
 // renamed at the end, so a failed run never leaves a half-written file under the final name.
 // Layout: docs/hdf5-layout.md.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tagflow/core/parameters.hpp"
@@ -29,7 +31,17 @@ struct RunInfo {
   // The source's message when its input ended in a damaged tail (a file cut inside a record):
   // the results cover the stream before it. "" when the input was whole.
   std::string damaged_tail{};
+  // The graph's virtual channels (VirtualChannel::getResults()): a group each under
+  // /virtual_channels, with the changes of their live settings.
+  std::vector<ResultSet> virtual_channels{};
 };
+
+class MeasurementGraph;
+class Source;
+
+// The RunInfo of a run of `graph` from `source`: the source's description and statistics, the
+// configuration text and the graph's virtual channels.
+RunInfo runInfoOf(const Source& source, const MeasurementGraph& graph, std::string config);
 
 // Throws IoError naming the path and the reason when the file cannot be written.
 void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& results,
@@ -39,9 +51,10 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
 // missing or not writable or a folder, device or other non-file is there, an InvalidArgument
 // where it is empty. Leaves nothing behind.
 void checkOutputWritable(const std::string& path);
-// InvalidArgument unless `name` can name a measurement's group: not empty, not "profile" or
-// "source" (the file's own groups), not "." or "..", no '/' and no control character.
-void checkResultsName(const std::string& name);
+// InvalidArgument unless `name` can name a measurement's or a virtual channel's group (`what`
+// says which, for the message): not empty, not "profile", "source" or "virtual_channels" (the
+// file's own groups), not "." or "..", no '/' and no control character.
+void checkResultsName(const std::string& name, std::string_view what = "measurement");
 
 std::string tagflowVersion();
 
