@@ -322,6 +322,23 @@ name = "w2"
 path = "second.tags"
 channels = [2]
 sync_every = 100'
+# A command killed before its stream began leaves the earlier recording moved aside. The next
+# command on the path puts it back first; where the killed one had written there, it names it.
+sh -c 'exit 0' &
+ended_pid=$!
+wait "$ended_pid"
+mv kept_rec.tags "kept_rec.tags.tagflow-previous-$ended_pid"
+refused_after_writer "an earlier recording a killed command left aside is put back" \
+  "note: put back './kept_rec.tags'" 'kind = "Countrate"
+name = "rates"
+channels = [1500]'
+cp kept_rec.tags "kept_rec.tags.tagflow-previous-$ended_pid"
+"$tagflow" record good.toml kept_rec.tags >/dev/null 2>stderr.txt
+grep -qF "warning: './kept_rec.tags.tagflow-previous-$ended_pid' holds an earlier './kept_rec.tags'" \
+  stderr.txt && cmp -s "kept_rec.tags.tagflow-previous-$ended_pid" kept_rec_before.tags &&
+  pass "an aside left by a killed command, beside a file of the same name, is named and kept" ||
+  fail "an aside beside a file of the same name: $(cat stderr.txt)"
+mv "kept_rec.tags.tagflow-previous-$ended_pid" kept_rec.tags
 config duplicate.toml 'kind = "Countrate"
 name = "rates"
 channels = [1]
