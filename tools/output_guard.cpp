@@ -1,6 +1,8 @@
 #include "output_guard.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,31 +42,59 @@ std::vector<std::string> regularLaterParts(const std::string& path) {
 
 constexpr std::string_view kAsideMark = ".tagflow-previous-";
 
-// Whether the process `digits` names has ended (a process of that number still running, or
-// one that is not ours to signal, counts as alive).
+// Renames without replacing: false (errno EEXIST) where `to` exists, so that no file is ever
+// lost to a name that is taken. A file system that cannot rename so (EINVAL) gets a check
+// before a plain rename.
+bool renameNoReplace(const std::string& from, const std::string& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
+    return true;
+  }
+  if (errno != EINVAL) return false;
+  if (typeAt(to) != fs::file_type::not_found) {
+    errno = EEXIST;
+    return false;
+  }
+  return ::rename(from.c_str(), to.c_str()) == 0;
+}
+
+// Whether the process `digits` names has ended. Our own number counts as ended: this guard
+// has moved nothing yet, so an aside under it is an earlier process's (a container's tagflow
+// may run under the same number every time). A process of another number that still runs, or
+// is not ours to signal, counts as alive.
 bool processEnded(std::string_view digits) {
   long pid = 0;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
   if (error != std::errc{} || end != digits.data() + digits.size() || pid <= 0) return false;
+  if (pid == ::getpid()) return true;
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
-// Whether `name` names the file at `path` or, for a tag file set, one of its later parts
-// (stem.N.extension).
-bool belongsToOutput(const fs::path& name, const fs::path& path, bool tag_file_set) {
-  if (name == path.filename()) return true;
-  if (!tag_file_set || name.extension() != path.extension()) return false;
-  const fs::path stem = name.stem();
-  const std::string part = stem.extension().string();  // ".N"
-  return stem.stem() == path.stem() && part.size() > 1 &&
-         part.find_first_not_of("0123456789", 1) == std::string::npos;
+// Whether `name` is the file name of `path` or, for a tag file set, of one of its later parts.
+bool belongsToOutput(const std::string& name, const std::string& path, bool tag_file_set) {
+  const std::string own = fs::path(path).filename().string();
+  if (name == own) return true;
+  if (!tag_file_set) return false;
+  // A later part N is named stem.N followed by the extension (TagFileWriter::partPath).
+  const std::string stem = fs::path(path).stem().string();
+  const std::string extension = fs::path(path).extension().string();
+  if (name.size() < stem.size() + extension.size() + 2 || !name.starts_with(stem + ".") ||
+      !name.ends_with(extension)) {
+    return false;
+  }
+  const std::string digits =
+      name.substr(stem.size() + 1, name.size() - stem.size() - 1 - extension.size());
+  return digits.size() <= 9 && digits.find_first_not_of("0123456789") == std::string::npos &&
+         fs::path(TagFileWriter::partPath(path, static_cast<std::uint32_t>(std::stoul(digits))))
+                 .filename()
+                 .string() == name;
 }
 
 // The files of the output that an earlier command moved aside and, killed before it could
 // end, never put back nor removed: `<file>.tagflow-previous-<pid>` of a process that has
-// ended. If none of their files is there again, they are put back (this command then guards
-// them as any earlier output); otherwise the command that was killed may have recorded there
-// after all, and they are left and named.
+// ended. They are put back (this command then guards them as any earlier output) only where
+// the output is as that command found it before it wrote: none of the set's files there, and
+// one aside for each. Otherwise the killed command may have recorded there after all, or
+// left asides of two attempts, and they are all left and named.
 void recoverStaleAsides(const std::string& path, bool tag_file_set) {
   const fs::path output(path);
   const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
@@ -74,17 +104,23 @@ void recoverStaleAsides(const std::string& path, bool tag_file_set) {
     const std::string name = entry.path().filename().string();
     const std::size_t mark = name.rfind(kAsideMark);
     if (mark == std::string::npos || !processEnded(name.substr(mark + kAsideMark.size())) ||
-        !belongsToOutput(name.substr(0, mark), output, tag_file_set)) {
+        !belongsToOutput(name.substr(0, mark), path, tag_file_set)) {
       continue;
     }
     stale.emplace_back(entry.path().string(), (folder / name.substr(0, mark)).string());
   }
-  const bool any_there = std::ranges::any_of(
-      stale, [](const auto& files) { return typeAt(files.second) != fs::file_type::not_found; });
+  if (stale.empty()) return;
+  std::vector<std::string> originals;
+  for (const auto& files : stale) originals.push_back(files.second);
+  std::ranges::sort(originals);
+  const bool claimed_twice = std::ranges::adjacent_find(originals) != originals.end();
+  const bool output_there = typeAt(path) != fs::file_type::not_found ||
+                            (tag_file_set && !TagFileWriter::laterParts(path).empty()) ||
+                            std::ranges::any_of(originals, [](const std::string& original) {
+                              return typeAt(original) != fs::file_type::not_found;
+                            });
   for (const auto& [aside, original] : stale) {
-    std::error_code rename_error;
-    if (!any_there) fs::rename(aside, original, rename_error);
-    if (!any_there && !rename_error) {
+    if (!claimed_twice && !output_there && renameNoReplace(aside, original)) {
       std::cerr << "note: put back '" << original
                 << "', which an earlier tagflow command had moved aside and, killed, never put "
                    "back\n";
@@ -112,14 +148,13 @@ OutputGuard::OutputGuard(const std::string& path, bool tag_file_set, OnFailure o
   if (type == fs::file_type::regular) existing.insert(existing.begin(), path);
   const std::string suffix = std::string(kAsideMark) + std::to_string(::getpid());
   for (const std::string& file : existing) {
-    std::error_code error;
-    fs::rename(file, file + suffix, error);
-    if (error) {
+    if (!renameNoReplace(file, file + suffix)) {
+      const std::error_code error(errno, std::generic_category());
       // Put back what was moved: the destructor of a guard never made does not run.
       std::error_code ignored;
       for (const MovedAside& earlier : moved_) fs::rename(earlier.aside, earlier.path, ignored);
-      throw IoError("cannot move the earlier '" + file + "' aside before writing '" + path +
-                    "': " + error.message());
+      throw IoError("cannot move the earlier '" + file + "' aside to '" + file + suffix +
+                    "' before writing '" + path + "': " + error.message());
     }
     moved_.push_back({file, file + suffix});
   }

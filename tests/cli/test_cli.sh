@@ -339,6 +339,16 @@ grep -qF "warning: './kept_rec.tags.tagflow-previous-$ended_pid' holds an earlie
   pass "an aside left by a killed command, beside a file of the same name, is named and kept" ||
   fail "an aside beside a file of the same name: $(cat stderr.txt)"
 mv "kept_rec.tags.tagflow-previous-$ended_pid" kept_rec.tags
+# Two asides of one file (two killed attempts): neither replaces the other.
+cp kept_rec.tags "kept_rec.tags.tagflow-previous-$ended_pid"
+mv kept_rec.tags kept_rec.tags.tagflow-previous-999999999
+"$tagflow" record good.toml kept_rec.tags >/dev/null 2>stderr.txt
+[ "$(grep -c "warning: .* holds an earlier './kept_rec.tags'" stderr.txt)" = 2 ] &&
+  cmp -s "kept_rec.tags.tagflow-previous-$ended_pid" kept_rec_before.tags &&
+  cmp -s kept_rec.tags.tagflow-previous-999999999 kept_rec_before.tags &&
+  pass "two asides of one file are both named and kept" ||
+  fail "two asides of one file: $(cat stderr.txt)"
+rm -f kept_rec.tags.tagflow-previous-999999999 "kept_rec.tags.tagflow-previous-$ended_pid"
 config duplicate.toml 'kind = "Countrate"
 name = "rates"
 channels = [1]
