@@ -186,9 +186,7 @@ BuiltGraph buildGraph(const RunConfig& config, MeasurementGraph& graph) {
   // Every check comes before any node is made: a FileWriter creates (and so empties) its file
   // when it is made, and a configuration error must leave an earlier recording there intact.
   for (const MeasurementSpec& spec : config.measurements) checkResultsName(spec.name);
-  for (const MeasurementSpec& spec : config.channels) {
-    checkResultsName(spec.name, "virtual channel");
-  }
+  for (const MeasurementSpec& spec : config.channels) checkVirtualChannelName(spec.name);
   for (std::size_t i : buildOrder(config.channels)) {
     const MeasurementSpec& spec = config.channels[i];
     const std::string owner = "channel '" + spec.name + "' (" + spec.kind + ")";

@@ -143,7 +143,11 @@ std::string PythonGraph::uniqueName(const std::string& kind, const py::object& n
   if (!name.is_none()) {
     const std::string chosen = name.cast<std::string>();
     // Refused before the node is made: a FileWriter creates its file when it is built.
-    checkResultsName(chosen, measurement ? "measurement" : "virtual channel");
+    if (measurement) {
+      checkResultsName(chosen);
+    } else {
+      checkVirtualChannelName(chosen);
+    }
     if (taken(chosen)) {
       throw InvalidArgument("duplicate " +
                             std::string(measurement ? "measurement" : "virtual channel") +

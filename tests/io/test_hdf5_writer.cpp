@@ -252,7 +252,10 @@ TEST_CASE("Virtual channels and their live changes are written under /virtual_ch
   CHECK(datasetUnit(group, "delay_changes") == "ps");
   CHECK(datasetUnit(group, "delay_changed_from") == "ps");
 
-  // A channel's name follows the rules of a measurement's.
+  // A channel's group lies in /virtual_channels: the file's own names are free there.
+  RunInfo own_names;
+  own_names.virtual_channels = {namedResult("profile")};
+  CHECK_NOTHROW(writeResultsHdf5(dir.file("own.h5"), {}, Profile{}, own_names));
   RunInfo badly_named;
   badly_named.virtual_channels = {namedResult("a/b")};
   REQUIRE_THROWS_WITH(writeResultsHdf5(dir.file("bad.h5"), {}, Profile{}, badly_named),

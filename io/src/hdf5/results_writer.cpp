@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <span>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -126,8 +128,7 @@ void writeStringDataset(hid_t group, const std::string& name,
   }
 }
 
-void writeResultSet(hid_t parent, const ResultSet& result, std::string_view what) {
-  checkResultsName(result.name, what);
+void writeResultSet(hid_t parent, const ResultSet& result) {
   Handle group = createGroup(parent, result.name);
   writeStringAttribute(group, "kind", result.kind);
   for (const auto& [key, value] : result.parameters.entries())
@@ -217,23 +218,41 @@ std::string resultsTemporaryPath(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid());
 }
 
-void checkResultsName(const std::string& name, std::string_view what) {
+namespace {
+
+// `reserved`: the file's own groups beside the group's, which it cannot take.
+void checkGroupName(const std::string& name, std::string_view what,
+                    std::span<const std::string_view> reserved) {
   const bool control = std::any_of(name.begin(), name.end(), [](char c) {
     return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
   });
-  if (name.empty() || name == "profile" || name == "source" || name == "virtual_channels" ||
-      name == "." || name == ".." || name.find('/') != std::string::npos || control) {
-    std::string shown;
-    for (const char c : name) {
-      shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7F
-                   ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c))
-                   : std::string(1, c);
-    }
-    throw InvalidArgument(std::string(what) + " name '" + shown +
-                          "' cannot name a group of the results file (valid: not empty, not "
-                          "'profile', 'source', 'virtual_channels', '.' or '..', no '/' or "
-                          "control characters)");
+  if (!name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+      !control && std::ranges::find(reserved, name) == reserved.end()) {
+    return;
   }
+  std::string shown;
+  for (const char c : name) {
+    shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7F
+                 ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c))
+                 : std::string(1, c);
+  }
+  std::string not_these;
+  for (const std::string_view taken : reserved) not_these += fmt::format("'{}', ", taken);
+  throw InvalidArgument(fmt::format(
+      "{} name '{}' cannot name a group of the results file (valid: not empty, not {}'.' or "
+      "'..', no '/' or control characters)",
+      what, shown, not_these));
+}
+
+}  // namespace
+
+void checkResultsName(const std::string& name) {
+  static constexpr std::string_view kFileGroups[] = {"profile", "source", "virtual_channels"};
+  checkGroupName(name, "measurement", kFileGroups);
+}
+
+void checkVirtualChannelName(const std::string& name) {
+  checkGroupName(name, "virtual channel", {});
 }
 
 void checkOutputWritable(const std::string& path) {
@@ -281,11 +300,15 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
     writeParameterAttribute(file, "interrupted", info.interrupted);
     writeParameterAttribute(file, "checkpoint", info.checkpoint);
     writeStringAttribute(file, "damaged_tail", info.damaged_tail);
-    for (const auto& result : results) writeResultSet(file, result, "measurement");
+    for (const auto& result : results) {
+      checkResultsName(result.name);
+      writeResultSet(file, result);
+    }
     if (!info.virtual_channels.empty()) {
       Handle group = createGroup(file, "virtual_channels");
       for (const auto& channel : info.virtual_channels) {
-        writeResultSet(group, channel, "virtual channel");
+        checkVirtualChannelName(channel.name);
+        writeResultSet(group, channel);
       }
     }
     writeProfile(file, profile);

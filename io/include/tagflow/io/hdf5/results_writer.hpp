@@ -9,7 +9,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "tagflow/core/parameters.hpp"
@@ -51,10 +50,13 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
 // missing or not writable or a folder, device or other non-file is there, an InvalidArgument
 // where it is empty. Leaves nothing behind.
 void checkOutputWritable(const std::string& path);
-// InvalidArgument unless `name` can name a measurement's or a virtual channel's group (`what`
-// says which, for the message): not empty, not "profile", "source" or "virtual_channels" (the
-// file's own groups), not "." or "..", no '/' and no control character.
-void checkResultsName(const std::string& name, std::string_view what = "measurement");
+// InvalidArgument unless `name` can name a measurement's group: not empty, not "profile",
+// "source" or "virtual_channels" (the file's own groups), not "." or "..", no '/' and no
+// control character.
+void checkResultsName(const std::string& name);
+// The same for a virtual channel's group, which lies inside /virtual_channels: any name but
+// an empty one, "." or "..", one with '/' or a control character.
+void checkVirtualChannelName(const std::string& name);
 
 std::string tagflowVersion();
 
