@@ -13,7 +13,7 @@ VirtualChannel::VirtualChannel(const ParameterSchema& schema, std::string name,
     : kind_(schema.kind()),
       name_(std::move(name)),
       parameters_(schema.validate(parameters, kind_ + " '" + name_ + "'")),
-      parameter_units_(schema.units()),
+      schema_(schema),
       output_count_(output_count) {
   if (name_.empty()) throw InvalidArgument(kind_ + ": the name must not be empty");
 }
@@ -59,7 +59,7 @@ ResultSet VirtualChannel::getResults() const {
   out.kind = kind_;
   out.name = name_;
   out.parameters = parameters_;
-  out.parameter_units = parameter_units_;
+  out.parameter_units = schema_.units();
   if (hasChannels()) {
     const std::vector<channel_t> channels = getChannels();
     out.facts.set("output_channels", std::vector<std::int64_t>(channels.begin(), channels.end()));
@@ -73,10 +73,8 @@ ResultSet VirtualChannel::getResults() const {
       values.push_back(change.value);
       from.push_back(change.from);
     }
-    std::string unit = "1";
-    for (const auto& [unit_key, unit_name] : parameter_units_) {
-      if (unit_key == key) unit = unit_name;
-    }
+    const ParameterSpec* spec = schema_.find(key);
+    const std::string unit = spec != nullptr && !spec->unitName().empty() ? spec->unitName() : "1";
     const std::size_t count = values.size();
     out.add(key + "_changes", unit, {count}, std::move(values),
             "the values " + key +

@@ -42,7 +42,8 @@ namespace tagflow {
 class VirtualChannel {
  public:
   // `parameters` are checked against the kind's declaration and kept with the defaults filled
-  // in (InvalidArgument naming the key, the value and the valid range).
+  // in (InvalidArgument naming the key, the value and the valid range). The declaration must
+  // outlive the node (a kind's static schema()).
   VirtualChannel(const ParameterSchema& schema, std::string name, const Parameters& parameters,
                  std::size_t output_count = 1);
   virtual ~VirtualChannel() = default;
@@ -150,7 +151,7 @@ class VirtualChannel {
   std::string kind_;
   std::string name_;
   Parameters parameters_;
-  std::vector<std::pair<std::string, std::string>> parameter_units_;
+  const ParameterSchema& schema_;  // the kind's declaration, which lives as long as the program
   std::size_t output_count_;
   std::optional<channel_t> first_output_;
   std::atomic<bool> clear_requested_{false};
