@@ -4,7 +4,8 @@
 // received stream flags exactly the bins those intervals touch. The first datagrams are loss
 // like any other (the sender counts from 0); the start datagram, or else the first one of
 // tags, keeps the stream's start, and losing the last data datagram keeps the stream's end.
-// A lost end-of-stream datagram leaves the stream to the idle timeout.
+// A lost end-of-stream datagram leaves the stream to the idle timeout. A stream received with
+// losses is sent on unchanged, its loss marks included.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -162,6 +163,29 @@ TEST_CASE("Dropped datagrams become overflow intervals with their lost counts",
   CHECK(counter.getOverflowMask() == reference.mask(true));
   CHECK(counter.getData() == reference.data(true));
   CHECK(std::count(reference.overflow.begin(), reference.overflow.end(), true) >= 3);
+}
+
+TEST_CASE("A stream received with losses is sent on with its loss marks", "[udp][loss]") {
+  const auto tags = lossStream();
+  UdpSenderStats sent;
+  UdpReceiverStats stats;
+  std::vector<std::string> notices;
+  const DrainedStream first_hop = sendAndReceive(tags, {3, 4, 10}, sent, stats, notices);
+  REQUIRE(stats.datagrams_lost == 3);
+  const auto missed_marks =
+      std::count_if(first_hop.tags.begin(), first_hop.tags.end(), [](const Tag& tag) {
+        return tag.type == TagType::MissedEvents && tag.channel == 0 && tag.missed_events > 0;
+      });
+  REQUIRE(missed_marks == 2);
+
+  // The second hop loses nothing and hands on exactly what the first one received.
+  const DrainedStream second_hop = sendAndReceive(
+      std::make_shared<const std::vector<Tag>>(first_hop.tags), {}, sent, stats, notices);
+  CHECK(stats.datagrams_lost == 0);
+  CHECK(stats.malformed() == 0);
+  CHECK((second_hop.tags == first_hop.tags));
+  CHECK(second_hop.begin() == first_hop.begin());
+  CHECK(second_hop.end() == first_hop.end());
 }
 
 TEST_CASE("A lost end-of-stream datagram leaves the end to the idle timeout", "[udp][loss]") {

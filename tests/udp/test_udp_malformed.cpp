@@ -77,12 +77,21 @@ TEST_CASE("The decoder names every kind of malformed datagram", "[udp][malformed
     INFO("code " << code);
     CHECK(statusOf(datagramOf(base, {word(1, 0), word(code, 3)})) == Status::BadWord);
   }
-  // Missed events: the second word missing, reserved bits, a channel code beyond 35.
+  // Missed events: the second word missing, reserved bits, a channel code beyond 35 other than
+  // 63 (channel 0).
   CHECK(statusOf(datagramOf(base, {word(wire::kCodeMissedEvents, 0)})) == Status::BadWord);
   CHECK(statusOf(datagramOf(base, {word(wire::kCodeMissedEvents, 0), word(2, 1 << 16)})) ==
         Status::BadWord);
-  CHECK(statusOf(datagramOf(base, {word(wire::kCodeMissedEvents, 0), word(36, 1)})) ==
+  for (std::uint32_t code = 36; code < 63; ++code) {
+    INFO("channel code " << code);
+    CHECK(statusOf(datagramOf(base, {word(wire::kCodeMissedEvents, 0), word(code, 1)})) ==
+          Status::BadWord);
+  }
+  CHECK(statusOf(datagramOf(base, {word(wire::kCodeMissedEvents, 0),
+                                   word(wire::kMissedUnknownChannel, 1 << 16)})) ==
         Status::BadWord);
+  CHECK(statusOf(datagramOf(base, {word(wire::kCodeMissedEvents, 0),
+                                   word(wire::kMissedUnknownChannel, 0xFFFF)})) == Status::Ok);
   CHECK(statusOf(datagramOf(base, {word(wire::kCodeMissedEvents, 0), word(35, 0xFFFF)})) ==
         Status::Ok);
   // Extension words: zero, or not followed by an item.

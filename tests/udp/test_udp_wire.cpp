@@ -145,6 +145,9 @@ TEST_CASE("Range edges of channels, deltas and extension words", "[udp][wire]") 
   }
   tags.push_back(Tag{TagType::MissedEvents, 0, 0, -18, time});
   tags.push_back(Tag{TagType::MissedEvents, 0, 0xFFFF, 1, time});
+  // Events of no known channel, as a receiver reports a lost datagram's: sent on again.
+  tags.push_back(Tag{TagType::MissedEvents, 0, 0xFFFF, 0, time});
+  tags.push_back(Tag{TagType::MissedEvents, 0, 7, 0, time + 1});
   // Up to the very last picosecond of int64.
   tags.push_back(makeTimeTag(-1, std::numeric_limits<timestamp_t>::max()));
   for (int mtu : {wire::kMinMtu, 9000}) {
@@ -236,6 +239,8 @@ TEST_CASE("Streams the format cannot carry are refused with clear messages", "[u
       Catch::Matchers::Message("tag 1 (TimeTag, channel 19, 6 ps): channel 19 cannot be sent (the "
                                "wire format carries channels 1..18 and -1..-18)"));
   CHECK_THROWS_WITH(encodeOnly({makeTimeTag(0, 5)}), Contains("channel 0 cannot be sent"));
+  CHECK_THROWS_WITH(encodeOnly({Tag{TagType::MissedEvents, 0, 1, 19, 5}}),
+                    Contains("channel 19 cannot be sent") && Contains("and 0 for missed events)"));
   CHECK_THROWS_WITH(encodeOnly({makeTimeTag(1, 5), makeTimeTag(2, 4)}),
                     Contains("tag 1") && Contains("earlier than the tag before it at 5 ps"));
   CHECK_THROWS_WITH(encodeOnly({Tag{TagType::OverflowEnd, 0, 0, 0, 3}}),

@@ -275,13 +275,15 @@ Decoded decodeWords(const Header& header, const std::byte* words, Tag* out,
         }
         const std::uint32_t detail = loadWord(words, i++);
         const std::uint32_t channel_code = detail >> kDeltaBits;
-        if (channel_code >= kChannelCodes || (detail & kMissedReservedMask) != 0) {
+        const bool unknown_channel = channel_code == kMissedUnknownChannel;
+        if ((channel_code >= kChannelCodes && !unknown_channel) ||
+            (detail & kMissedReservedMask) != 0) {
           result.status = Status::BadWord;
           return result;
         }
         tag.type = TagType::MissedEvents;
         tag.missed_events = static_cast<std::uint16_t>(detail & 0xFFFF);
-        tag.channel = codeChannel(channel_code);
+        tag.channel = unknown_channel ? 0 : codeChannel(channel_code);
         missed += tag.missed_events;
         break;
       }
@@ -390,11 +392,14 @@ void Encoder::encodeSlow(const Tag& tag, DatagramSink& sink) {
   switch (tag.type) {
     case TagType::TimeTag:
     case TagType::MissedEvents: {
-      const int channel_code = channelCode(tag.channel);
+      const bool unknown_channel = tag.type == TagType::MissedEvents && tag.channel == 0;
+      const int channel_code =
+          unknown_channel ? static_cast<int>(kMissedUnknownChannel) : channelCode(tag.channel);
       if (channel_code < 0) {
         throw DataError(tagWhere(index, tag) + ": channel " + std::to_string(tag.channel) +
                         " cannot be sent (the wire format carries channels 1.." +
-                        std::to_string(kMaxInput) + " and -1..-" + std::to_string(kMaxInput) + ")");
+                        std::to_string(kMaxInput) + " and -1..-" + std::to_string(kMaxInput) +
+                        (tag.type == TagType::MissedEvents ? ", and 0 for missed events)" : ")"));
       }
       code = static_cast<std::uint32_t>(channel_code);
       item_words = tag.type == TagType::MissedEvents ? 2 : 1;

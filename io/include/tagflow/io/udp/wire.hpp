@@ -35,6 +35,10 @@ inline constexpr std::uint32_t kDeltaMask = (std::uint32_t{1} << kDeltaBits) - 1
 inline constexpr timestamp_t kMaxDelta = kDeltaMask;  // 67'108'863 ps
 inline constexpr channel_t kMaxInput = 18;
 inline constexpr std::uint32_t kChannelCodes = 2 * kMaxInput;
+// The channel code of missed events on channel 0: events whose channel is not known, such as
+// those a receiver reports for a lost datagram, so that a stream received with losses can be
+// sent on again.
+inline constexpr std::uint32_t kMissedUnknownChannel = 63;
 
 enum ControlCode : std::uint32_t {
   kCodeMissedEvents = 56,  // delta; the next word holds the channel code and the count
