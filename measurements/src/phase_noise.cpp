@@ -126,6 +126,7 @@ void PhaseNoise::addEdges(Clock& clock, std::span<const timestamp_t> times) {
     if (edges > 0) {
       phase = static_cast<double>(time - whole) - fraction;
       if (std::abs(phase - previous) > tolerance) [[unlikely]] {
+        const bool extra_edge = phase < previous;
         store();
         ++clock.restarts_on_slip;
         endSeries(clock);  // may refine the period
@@ -134,6 +135,11 @@ void PhaseNoise::addEdges(Clock& clock, std::span<const timestamp_t> times) {
         step_whole = clock.period_whole;
         step_fraction = clock.period_fraction;
         tolerance = 0.5 * clock.period;
+        // After a missing edge the edge begins the new series. An extra one (a glitch) is left
+        // out, as FrequencyStability leaves it: as the first sample of the new series it would
+        // stand a fraction of a period off the samples after it. The next edge begins the new
+        // series, as after an Error.
+        if (extra_edge) continue;
       }
     }
     if (edges == 0) {

@@ -3,7 +3,8 @@
 // L = (2 pi f0 sigma_t)^2 / f0 at every offset and integrates back to sigma_t; a sinusoidal
 // phase modulation of index beta shows a spur of total power (beta / 2)^2 at its frequency,
 // also inside a decimated octave. A missing edge restarts the series without disturbing the
-// level; an overflow restarts it and the Welch segments of both series add up.
+// level, an extra edge is left out as an Error would cut the series there; an overflow
+// restarts it and the Welch segments of both series add up.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "support/pairs.hpp"
+#include "support/reference.hpp"
 #include "support/synthetic.hpp"
 #include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/measurements/phase_noise.hpp"
@@ -135,6 +137,38 @@ TEST_CASE("A missing edge restarts the phase series and leaves the level alone",
   CHECK(noise.getResults().array("restarts_on_slip").data ==
         ArrayData(std::vector<std::int64_t>{1}));
   const PhaseNoiseSpectrum s = noise.getDataObject().front();
+  for (double mean : octaveMeansDb(s, 30)) {
+    CHECK(mean == Approx(10 * std::log10(whiteLevel(sigma_ps))).margin(1.0));
+  }
+}
+
+TEST_CASE("An extra edge is left out of the phase series, as an Error would cut it",
+          "[phase_noise][physics]") {
+  const double sigma_ps = std::sqrt(20.0 * 20.0 + 1.0 / 12);
+  const auto clean = drainSynthetic(clockConfig(20)).tags;
+  const auto edge = std::find_if(clean.begin(), clean.end(), [](const Tag& tag) {
+    return tag.channel == 3 && tag.time > kDuration / 2;
+  });
+  // A glitch a third of a period after an edge; against it, the same stream cut by an Error.
+  const timestamp_t glitch = edge->time + 33'333;
+  const auto at =
+      std::upper_bound(clean.begin(), clean.end(), glitch,
+                       [](timestamp_t time, const Tag& tag) { return time < tag.time; });
+  auto glitched = clean;
+  glitched.insert(glitched.begin() + (at - clean.begin()), makeTimeTag(3, glitch));
+  auto cut = clean;
+  cut.insert(cut.begin() + (at - clean.begin()), Tag{TagType::Error, 0, 0, 0, glitch});
+
+  PhaseNoise with_glitch("pn", {3}, 16);
+  runMemory(glitched, GENERATE(7, 16384), 0, kDuration, {&with_glitch});
+  PhaseNoise with_error("pn", {3}, 16);
+  runMemory(cut, 16384, 0, kDuration, {&with_error});
+  CHECK(with_glitch.getResults().array("restarts_on_slip").data ==
+        ArrayData(std::vector<std::int64_t>{1}));
+  const PhaseNoiseSpectrum s = with_glitch.getDataObject().front();
+  const PhaseNoiseSpectrum reference = with_error.getDataObject().front();
+  CHECK(s.segments == reference.segments);
+  CHECK(sameBits(s.phase_noise, reference.phase_noise));
   for (double mean : octaveMeansDb(s, 30)) {
     CHECK(mean == Approx(10 * std::log10(whiteLevel(sigma_ps))).margin(1.0));
   }

@@ -13,7 +13,8 @@
 // edges of the first series (held back until then) and afterwards from the measured mean
 // period. A series restarts (partial segments dropped, spectra kept) at the capture start, at
 // an Error, across an overflow interval, and when an edge interval differs from the
-// reference period by more than half of it (a missing or extra edge).
+// reference period by more than half of it: a missing edge (the edge after the gap begins the
+// new series) or an extra one (left out; the edge after it begins the new series).
 //
 // Splitting by time (docs/parallel.md): a range starts series of its own, as a gap does, so a
 // split run equals one pass with an Error tag at every cut (the same segments; each range takes
