@@ -6,12 +6,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -57,16 +62,85 @@ bool renameNoReplace(const std::string& from, const std::string& to) {
   return ::rename(from.c_str(), to.c_str()) == 0;
 }
 
-// Whether the process `digits` names has ended. Our own number counts as ended: this guard
-// has moved nothing yet, so an aside under it is an earlier process's (a container's tagflow
-// may run under the same number every time). A process of another number that still runs, or
-// is not ours to signal, counts as alive.
-bool processEnded(std::string_view digits) {
+// The command that moved a file aside, from the aside's suffix HOST-PID-START: START is the
+// process's start in clock ticks after boot, which tells it from a later process that reuses
+// its number. A bare PID (an earlier form) is this host's, with its start unknown (0).
+struct AsideMaker {
+  std::string host;
   long pid = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-  if (error != std::errc{} || end != digits.data() + digits.size() || pid <= 0) return false;
-  if (pid == ::getpid()) return true;
-  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  std::uint64_t start = 0;
+};
+
+std::string thisHost() {
+  std::array<char, 256> name{};
+  if (::gethostname(name.data(), name.size() - 1) != 0 || name[0] == '\0') return "localhost";
+  std::string host(name.data());
+  // Part of a file name, and found again by the last two '-' of the suffix.
+  for (char& c : host) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '-') c = '_';
+  }
+  return host;
+}
+
+// Start of process `pid` in clock ticks after boot; 0 where it cannot be read.
+std::uint64_t processStart(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  // The command name (field 2) may hold spaces and parentheses: count from its last ')'.
+  const std::size_t name_end = line.rfind(')');
+  if (name_end == std::string::npos) return 0;
+  std::istringstream fields(line.substr(name_end + 1));
+  std::string field;
+  for (int number = 3; number < 22 && fields >> field; ++number) {
+  }
+  std::uint64_t start = 0;
+  return fields >> start ? start : 0;
+}
+
+std::string asideSuffix() {
+  const long pid = ::getpid();
+  return std::string(kAsideMark) + thisHost() + "-" + std::to_string(pid) + "-" +
+         std::to_string(processStart(pid));
+}
+
+template <typename Number>
+bool parseNumber(std::string_view digits, Number& value) {
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  return error == std::errc{} && end == digits.data() + digits.size();
+}
+
+std::optional<AsideMaker> makerOf(std::string_view suffix) {
+  AsideMaker maker;
+  const std::size_t start_at = suffix.rfind('-');
+  if (start_at == std::string_view::npos) {
+    maker.host = thisHost();
+    if (!parseNumber(suffix, maker.pid) || maker.pid <= 0) return std::nullopt;
+    return maker;
+  }
+  const std::size_t pid_at =
+      start_at == 0 ? std::string_view::npos : suffix.rfind('-', start_at - 1);
+  if (pid_at == std::string_view::npos || pid_at == 0) return std::nullopt;
+  maker.host = std::string(suffix.substr(0, pid_at));
+  if (!parseNumber(suffix.substr(pid_at + 1, start_at - pid_at - 1), maker.pid) || maker.pid <= 0 ||
+      !parseNumber(suffix.substr(start_at + 1), maker.start)) {
+    return std::nullopt;
+  }
+  return maker;
+}
+
+// Whether the command that made an aside has ended. Our own number counts as ended: this
+// guard has moved nothing yet, so an aside under it is an earlier process's (a container's
+// tagflow may run under the same number every time). A process under that number that started
+// at another time is a later one. A command on another host (a shared folder) cannot be seen
+// from here and never counts as ended.
+bool makerEnded(const AsideMaker& maker, const std::string& host) {
+  if (maker.host != host) return false;
+  if (maker.pid == ::getpid()) return true;
+  if (::kill(static_cast<pid_t>(maker.pid), 0) != 0 && errno == ESRCH) return true;
+  if (maker.start == 0) return false;
+  const std::uint64_t start = processStart(maker.pid);
+  return start != 0 && start != maker.start;
 }
 
 // Whether `name` is the file name of `path` or, for a tag file set, of one of its later parts.
@@ -90,42 +164,59 @@ bool belongsToOutput(const std::string& name, const std::string& path, bool tag_
 }
 
 // The files of the output that an earlier command moved aside and, killed before it could
-// end, never put back nor removed: `<file>.tagflow-previous-<pid>` of a process that has
-// ended. They are put back (this command then guards them as any earlier output) only where
-// the output is as that command found it before it wrote: none of the set's files there, and
-// one aside for each. Otherwise the killed command may have recorded there after all, or
-// left asides of two attempts, and they are all left and named.
+// end, never put back nor removed: `<file>.tagflow-previous-<host>-<pid>-<start>` of a
+// process that has ended. They are put back (this command then guards them as any earlier
+// output) only where the output is as that command found it before it wrote: none of the
+// set's files there, one aside for each, none made on another host. Otherwise the killed
+// command may have recorded there after all, or left asides of two attempts, or may still
+// run elsewhere, and they are all left and named.
 void recoverStaleAsides(const std::string& path, bool tag_file_set) {
   const fs::path output(path);
   const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
-  std::vector<std::pair<std::string, std::string>> stale;  // aside, original
+  const std::string host = thisHost();
+  struct Stale {
+    std::string aside;
+    std::string original;
+    std::string elsewhere;  // the host of a command this one cannot see; empty: ended here
+  };
+  std::vector<Stale> stale;
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(folder, error)) {
     const std::string name = entry.path().filename().string();
     const std::size_t mark = name.rfind(kAsideMark);
-    if (mark == std::string::npos || !processEnded(name.substr(mark + kAsideMark.size())) ||
-        !belongsToOutput(name.substr(0, mark), path, tag_file_set)) {
+    if (mark == std::string::npos || !belongsToOutput(name.substr(0, mark), path, tag_file_set)) {
       continue;
     }
-    stale.emplace_back(entry.path().string(), (folder / name.substr(0, mark)).string());
+    const std::optional<AsideMaker> maker = makerOf(name.substr(mark + kAsideMark.size()));
+    if (!maker || (maker->host == host && !makerEnded(*maker, host))) continue;
+    stale.push_back({entry.path().string(), (folder / name.substr(0, mark)).string(),
+                     maker->host == host ? std::string() : maker->host});
   }
   if (stale.empty()) return;
   std::vector<std::string> originals;
-  for (const auto& files : stale) originals.push_back(files.second);
+  for (const Stale& file : stale) originals.push_back(file.original);
   std::ranges::sort(originals);
   const bool claimed_twice = std::ranges::adjacent_find(originals) != originals.end();
+  const bool from_elsewhere =
+      std::ranges::any_of(stale, [](const Stale& file) { return !file.elsewhere.empty(); });
   const bool output_there = typeAt(path) != fs::file_type::not_found ||
                             (tag_file_set && !TagFileWriter::laterParts(path).empty()) ||
                             std::ranges::any_of(originals, [](const std::string& original) {
                               return typeAt(original) != fs::file_type::not_found;
                             });
-  for (const auto& [aside, original] : stale) {
-    if (!claimed_twice && !output_there && renameNoReplace(aside, original)) {
-      std::cerr << "note: put back '" << original
+  for (const Stale& file : stale) {
+    if (!claimed_twice && !from_elsewhere && !output_there &&
+        renameNoReplace(file.aside, file.original)) {
+      std::cerr << "note: put back '" << file.original
                 << "', which an earlier tagflow command had moved aside and, killed, never put "
                    "back\n";
+    } else if (!file.elsewhere.empty()) {
+      std::cerr << "warning: '" << file.aside << "' holds an earlier '" << file.original
+                << "' that a tagflow command on host '" << file.elsewhere
+                << "' moved aside; whether it still runs cannot be seen from here, so it stays "
+                   "there: rename it back once that command has ended, or remove it\n";
     } else {
-      std::cerr << "warning: '" << aside << "' holds an earlier '" << original
+      std::cerr << "warning: '" << file.aside << "' holds an earlier '" << file.original
                 << "' that a tagflow command, killed, left moved aside; it stays there: rename "
                    "it back to keep it, or remove it\n";
     }
@@ -146,7 +237,7 @@ OutputGuard::OutputGuard(const std::string& path, bool tag_file_set, OnFailure o
   std::vector<std::string> existing;
   if (tag_file_set_) existing = regularLaterParts(path);
   if (type == fs::file_type::regular) existing.insert(existing.begin(), path);
-  const std::string suffix = std::string(kAsideMark) + std::to_string(::getpid());
+  const std::string suffix = asideSuffix();
   for (const std::string& file : existing) {
     if (!renameNoReplace(file, file + suffix)) {
       const std::error_code error(errno, std::generic_category());

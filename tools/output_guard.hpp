@@ -4,9 +4,9 @@
 // put back if the command leaves by an exception, removed once it succeeds (so no stale part
 // follows a new set). What the command wrote is removed on failure. Anything else at the path
 // (a device, a pipe, a symbolic link) is written through and never removed. Files that an
-// earlier command moved aside and, killed, never put back (`<file>.tagflow-previous-<pid>` of
-// a process that has ended) are put back first where none of them is there again, and named
-// on stderr otherwise.
+// earlier command moved aside and, killed, never put back
+// (`<file>.tagflow-previous-<host>-<pid>-<start>` of a process of this host that has ended)
+// are put back first where none of them is there again, and named on stderr otherwise.
 #pragma once
 
 #include <string>

@@ -349,6 +349,29 @@ mv kept_rec.tags kept_rec.tags.tagflow-previous-999999999
   pass "two asides of one file are both named and kept" ||
   fail "two asides of one file: $(cat stderr.txt)"
 rm -f kept_rec.tags.tagflow-previous-999999999 "kept_rec.tags.tagflow-previous-$ended_pid"
+# An aside names its host, process and the process's start (clock ticks after boot): a process
+# that reuses the number is not the one that made it, and a command on another host is never
+# taken for ended.
+host=$(hostname | tr -c 'A-Za-z0-9.\n-' '_')
+shell_start=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)
+rm kept_rec.tags
+cp kept_rec_before.tags "kept_rec.tags.tagflow-previous-$host-$$-$((shell_start + 1))"
+refused_after_writer "an aside whose process number runs again, started later, is put back" \
+  "note: put back './kept_rec.tags'" 'kind = "Countrate"
+name = "rates"
+channels = [1500]'
+cp kept_rec.tags "kept_rec.tags.tagflow-previous-$host-$$-$shell_start"
+mv kept_rec.tags kept_rec.tags.tagflow-previous-other-host.lab-1-2
+"$tagflow" record good.toml kept_rec.tags >/dev/null 2>stderr.txt
+[ "$(grep -c "holds an earlier" stderr.txt)" = 1 ] &&
+  grep -qF "warning: './kept_rec.tags.tagflow-previous-other-host.lab-1-2' holds an earlier './kept_rec.tags' that a tagflow command on host 'other-host.lab' moved aside" \
+    stderr.txt &&
+  cmp -s "kept_rec.tags.tagflow-previous-$host-$$-$shell_start" kept_rec_before.tags &&
+  cmp -s kept_rec.tags.tagflow-previous-other-host.lab-1-2 kept_rec_before.tags &&
+  pass "an aside of a running process is left alone, one of another host named and kept" ||
+  fail "asides of a running process and of another host: $(cat stderr.txt)"
+mv kept_rec.tags.tagflow-previous-other-host.lab-1-2 kept_rec.tags
+rm -f "kept_rec.tags.tagflow-previous-$host-$$-$shell_start"
 config duplicate.toml 'kind = "Countrate"
 name = "rates"
 channels = [1]
