@@ -328,10 +328,12 @@ sh -c 'exit 0' &
 ended_pid=$!
 wait "$ended_pid"
 mv kept_rec.tags "kept_rec.tags.tagflow-previous-$ended_pid"
-refused_after_writer "an earlier recording a killed command left aside is put back" \
-  "note: put back './kept_rec.tags'" 'kind = "Countrate"
+# A run refused after the FileWriter was made, so that only the put-back changes the files.
+refused_rates='kind = "Countrate"
 name = "rates"
 channels = [1500]'
+refused_after_writer "an earlier recording a killed command left aside is put back" \
+  "note: put back './kept_rec.tags'" "$refused_rates"
 cp kept_rec.tags "kept_rec.tags.tagflow-previous-$ended_pid"
 "$tagflow" record good.toml kept_rec.tags >/dev/null 2>stderr.txt
 grep -qF "warning: './kept_rec.tags.tagflow-previous-$ended_pid' holds an earlier './kept_rec.tags'" \
@@ -357,9 +359,7 @@ shell_start=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)
 rm kept_rec.tags
 cp kept_rec_before.tags "kept_rec.tags.tagflow-previous-$host-$$-$((shell_start + 1))"
 refused_after_writer "an aside whose process number runs again, started later, is put back" \
-  "note: put back './kept_rec.tags'" 'kind = "Countrate"
-name = "rates"
-channels = [1500]'
+  "note: put back './kept_rec.tags'" "$refused_rates"
 cp kept_rec.tags "kept_rec.tags.tagflow-previous-$host-$$-$shell_start"
 mv kept_rec.tags kept_rec.tags.tagflow-previous-other-host.lab-1-2
 "$tagflow" record good.toml kept_rec.tags >/dev/null 2>stderr.txt
