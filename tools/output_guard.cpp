@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -71,20 +72,23 @@ struct AsideMaker {
   std::uint64_t start = 0;
 };
 
+// The host name, as part of a file name: its characters other than letters, digits, '.' and
+// '-' replaced, and at most 32 of them, so that the suffix leaves room for the file's own name.
 std::string thisHost() {
   std::array<char, 256> name{};
   if (::gethostname(name.data(), name.size() - 1) != 0 || name[0] == '\0') return "localhost";
   std::string host(name.data());
-  // Part of a file name, and found again by the last two '-' of the suffix.
+  host.resize(std::min<std::size_t>(host.size(), 32));
   for (char& c : host) {
     if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '-') c = '_';
   }
   return host;
 }
 
-// Start of process `pid` in clock ticks after boot; 0 where it cannot be read.
-std::uint64_t processStart(long pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+// Start of a process (`self` or its number) in clock ticks after boot; 0 where it cannot be
+// read.
+std::uint64_t processStart(const std::string& process) {
+  std::ifstream stat("/proc/" + process + "/stat");
   std::string line;
   std::getline(stat, line);
   // The command name (field 2) may hold spaces and parentheses: count from its last ')'.
@@ -98,10 +102,14 @@ std::uint64_t processStart(long pid) {
   return fields >> start ? start : 0;
 }
 
+std::uint64_t ownStart() {
+  static const std::uint64_t start = processStart("self");
+  return start;
+}
+
 std::string asideSuffix() {
-  const long pid = ::getpid();
-  return std::string(kAsideMark) + thisHost() + "-" + std::to_string(pid) + "-" +
-         std::to_string(processStart(pid));
+  return std::string(kAsideMark) + thisHost() + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(ownStart());
 }
 
 template <typename Number>
@@ -110,36 +118,41 @@ bool parseNumber(std::string_view digits, Number& value) {
   return error == std::errc{} && end == digits.data() + digits.size();
 }
 
+bool validPid(long pid) {
+  return pid > 0 && pid <= std::numeric_limits<pid_t>::max();
+}
+
 std::optional<AsideMaker> makerOf(std::string_view suffix) {
   AsideMaker maker;
   const std::size_t start_at = suffix.rfind('-');
   if (start_at == std::string_view::npos) {
     maker.host = thisHost();
-    if (!parseNumber(suffix, maker.pid) || maker.pid <= 0) return std::nullopt;
+    if (!parseNumber(suffix, maker.pid) || !validPid(maker.pid)) return std::nullopt;
     return maker;
   }
   const std::size_t pid_at =
       start_at == 0 ? std::string_view::npos : suffix.rfind('-', start_at - 1);
   if (pid_at == std::string_view::npos || pid_at == 0) return std::nullopt;
   maker.host = std::string(suffix.substr(0, pid_at));
-  if (!parseNumber(suffix.substr(pid_at + 1, start_at - pid_at - 1), maker.pid) || maker.pid <= 0 ||
+  if (!parseNumber(suffix.substr(pid_at + 1, start_at - pid_at - 1), maker.pid) ||
       !parseNumber(suffix.substr(start_at + 1), maker.start)) {
     return std::nullopt;
   }
-  return maker;
+  return validPid(maker.pid) ? std::optional<AsideMaker>(maker) : std::nullopt;
 }
 
-// Whether the command that made an aside has ended. Our own number counts as ended: this
-// guard has moved nothing yet, so an aside under it is an earlier process's (a container's
-// tagflow may run under the same number every time). A process under that number that started
-// at another time is a later one. A command on another host (a shared folder) cannot be seen
-// from here and never counts as ended.
+// Whether the command that made an aside has ended. A process under its number that started
+// at another time is a later one: so is this process, under its own number (a restarted
+// container's tagflow may run under the same number every time), unless the start is its own
+// too (another guard of this process, at work). A command on another host (by its name: a
+// shared folder, or a container given a new name) cannot be seen from here and never counts as
+// ended.
 bool makerEnded(const AsideMaker& maker, const std::string& host) {
   if (maker.host != host) return false;
-  if (maker.pid == ::getpid()) return true;
+  if (maker.pid == ::getpid()) return maker.start != ownStart() || maker.start == 0;
   if (::kill(static_cast<pid_t>(maker.pid), 0) != 0 && errno == ESRCH) return true;
   if (maker.start == 0) return false;
-  const std::uint64_t start = processStart(maker.pid);
+  const std::uint64_t start = processStart(std::to_string(maker.pid));
   return start != 0 && start != maker.start;
 }
 

@@ -354,7 +354,7 @@ rm -f kept_rec.tags.tagflow-previous-999999999 "kept_rec.tags.tagflow-previous-$
 # An aside names its host, process and the process's start (clock ticks after boot): a process
 # that reuses the number is not the one that made it, and a command on another host is never
 # taken for ended.
-host=$(hostname | tr -c 'A-Za-z0-9.\n-' '_')
+host=$(uname -n | cut -c1-32 | tr -c 'A-Za-z0-9.\n-' '_')
 shell_start=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)
 rm kept_rec.tags
 cp kept_rec_before.tags "kept_rec.tags.tagflow-previous-$host-$$-$((shell_start + 1))"
