@@ -3,8 +3,8 @@
 // L = (2 pi f0 sigma_t)^2 / f0 at every offset and integrates back to sigma_t; a sinusoidal
 // phase modulation of index beta shows a spur of total power (beta / 2)^2 at its frequency,
 // also inside a decimated octave. A missing edge restarts the series without disturbing the
-// level, an extra edge is left out as an Error would cut the series there; an overflow
-// restarts it and the Welch segments of both series add up.
+// level, an extra edge early in a period is left out as an Error would cut the series there; an
+// overflow restarts it and the Welch segments of both series add up.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -142,7 +142,7 @@ TEST_CASE("A missing edge restarts the phase series and leaves the level alone",
   }
 }
 
-TEST_CASE("An extra edge is left out of the phase series, as an Error would cut it",
+TEST_CASE("An extra edge early in a period is left out, as an Error would cut the series",
           "[phase_noise][physics]") {
   const double sigma_ps = std::sqrt(20.0 * 20.0 + 1.0 / 12);
   const auto clean = drainSynthetic(clockConfig(20)).tags;

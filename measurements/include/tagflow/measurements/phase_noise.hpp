@@ -14,7 +14,10 @@
 // period. A series restarts (partial segments dropped, spectra kept) at the capture start, at
 // an Error, across an overflow interval, and when an edge interval differs from the
 // reference period by more than half of it: a missing edge (the edge after the gap begins the
-// new series) or an extra one (left out; the edge after it begins the new series).
+// new series) or an extra one less than half a period after the edge before it (left out; the
+// edge after it begins the new series). An extra edge later than that passes as the clock's
+// edge, and the real one after it is then taken for the extra one: the glitch stays in the
+// series, as in FrequencyStability.
 //
 // Splitting by time (docs/parallel.md): a range starts series of its own, as a gap does, so a
 // split run equals one pass with an Error tag at every cut (the same segments; each range takes

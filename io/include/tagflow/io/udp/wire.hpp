@@ -136,9 +136,10 @@ class DatagramSink {
 
 // Encoder: turns a time-ordered tag stream, block by block, into datagrams of at most
 // `words_per_datagram` words. Throws DataError naming the tag (counted from the stream start)
-// when the stream cannot be sent: out of time order, a channel outside 1..18 / -1..-18, an
-// unknown type, overflow marks that nest, more items at one time than a datagram holds.
-// Error and overflow marks travel without their channel (they arrive on channel 0).
+// when the stream cannot be sent: out of time order, a channel outside 1..18 / -1..-18 (or 0
+// for missed events), an unknown type, overflow marks that nest, more items at one time than
+// a datagram holds. Error and overflow marks travel without their channel (they arrive on
+// channel 0).
 class Encoder {
  public:
   explicit Encoder(std::size_t words_per_datagram);
