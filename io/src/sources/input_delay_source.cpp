@@ -81,7 +81,8 @@ std::uint16_t InputDelaySource::farLaneOf(channel_t channel) const {
 bool InputDelaySource::readInner() {
   if (!inner_->next(inner_block_)) return false;
   const std::span<const Tag> tags = inner_block_.tags;
-  std::vector<Tag*> ends;
+  std::vector<Tag*>& ends = lane_ends_;
+  ends.clear();
   for (Lane& lane : lanes_) {
     // The merged tags go; room for the whole block, and the one write past the lane's last
     // tag, follows the others.

@@ -86,6 +86,7 @@ class InputDelaySource : public Source {
   timestamp_t largest_delay_ = 0;
   BlockBuffer inner_block_;
   std::vector<std::uint16_t> lane_of_;  // of each tag of the inner block
+  std::vector<Tag*> lane_ends_;         // where readInner() writes each lane's next tag
   std::vector<Tag> delayed_;            // the delayed lanes' ready tags, merged
   std::vector<Tag> merged_;
   bool started_ = false;
