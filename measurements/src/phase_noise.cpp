@@ -66,12 +66,18 @@ void PhaseNoise::process(Clock& clock, std::span<const timestamp_t> times) {
   std::size_t i = 0;
   for (; i < times.size() && !clock.has_period; ++i) warmUp(clock, times[i]);
   addEdges(clock, times.subspan(i));
-  pushPhases(clock);
+  pushPhases(clock, true);
 }
 
-void PhaseNoise::pushPhases(Clock& clock) {
-  clock.spectrum.push({clock.phases.data(), clock.phase_count});
-  clock.phase_count = 0;
+void PhaseNoise::pushPhases(Clock& clock, bool hold_newest) {
+  const std::size_t count = clock.phase_count;
+  const std::size_t held = hold_newest && count > 0 ? 1 : 0;
+  clock.spectrum.push({clock.phases.data(), count - held});
+  if (held != 0) {
+    if (count >= 2) clock.held_step = clock.phases[count - 1] - clock.phases[count - 2];
+    clock.phases[0] = clock.phases[count - 1];
+  }
+  clock.phase_count = held;
 }
 
 void PhaseNoise::warmUp(Clock& clock, timestamp_t time) {
@@ -127,6 +133,20 @@ void PhaseNoise::addEdges(Clock& clock, std::span<const timestamp_t> times) {
       phase = static_cast<double>(time - whole) - fraction;
       if (std::abs(phase - previous) > tolerance) [[unlikely]] {
         const bool extra_edge = phase < previous;
+        // Two edges less than half a period apart: the earlier one is the extra one when the
+        // later lies nearer one period after the edge before them than it does. Its interval
+        // to that edge is the period plus its phase step, in whole ps.
+        bool previous_extra = false;
+        if (extra_edge && edges >= 2 && count > 0) {
+          const double previous_step = count >= 2 ? previous - phases[count - 2] : clock.held_step;
+          previous_extra =
+              std::abs(clock.period + previous_step + (phase - previous)) < std::abs(previous_step);
+          if (previous_extra) {
+            --count;
+            --edges;
+            last -= std::llround(clock.period + previous_step);
+          }
+        }
         store();
         ++clock.restarts_on_slip;
         endSeries(clock);  // may refine the period
@@ -135,11 +155,11 @@ void PhaseNoise::addEdges(Clock& clock, std::span<const timestamp_t> times) {
         step_whole = clock.period_whole;
         step_fraction = clock.period_fraction;
         tolerance = 0.5 * clock.period;
-        // After a missing edge the edge begins the new series. An extra one (a glitch) is left
-        // out, as FrequencyStability leaves it: as the first sample of the new series it would
-        // stand a fraction of a period off the samples after it. The next edge begins the new
-        // series, as after an Error.
-        if (extra_edge) continue;
+        // After a missing edge, or an extra one before it, this edge begins the new series.
+        // An extra one (a glitch) itself is left out: as the first sample of the new series it
+        // would stand a fraction of a period off the samples after it. The next edge begins the
+        // new series, as after an Error.
+        if (extra_edge && !previous_extra) continue;
       }
     }
     if (edges == 0) {
@@ -163,7 +183,7 @@ void PhaseNoise::addEdges(Clock& clock, std::span<const timestamp_t> times) {
 }
 
 void PhaseNoise::endSeries(Clock& clock) {
-  pushPhases(clock);
+  pushPhases(clock, false);
   clock.spectrum.restart();
   clock.warmup.clear();
   if (clock.series_edges >= 2) {
@@ -196,6 +216,10 @@ void PhaseNoise::onOverflowEnd(const Tag& /*tag*/) {
 
 void PhaseNoise::onError(const Tag& /*tag*/) {
   endAllSeries();
+}
+
+void PhaseNoise::onCaptureEnd() {
+  for (auto& clock : clocks_) pushPhases(*clock, false);
 }
 
 void PhaseNoise::clearData() {

@@ -14,10 +14,11 @@
 // period. A series restarts (partial segments dropped, spectra kept) at the capture start, at
 // an Error, across an overflow interval, and when an edge interval differs from the
 // reference period by more than half of it: a missing edge (the edge after the gap begins the
-// new series) or an extra one less than half a period after the edge before it (left out; the
-// edge after it begins the new series). An extra edge later than that passes as the clock's
-// edge, and the real one after it is then taken for the extra one: the glitch stays in the
-// series, as in FrequencyStability.
+// new series) or an extra one, which is left out and the edge after it begins the new series.
+// Of two edges less than half a period apart, the extra one is the one without which the other
+// lies nearer one period after the edge before them: a glitch late in a period passes the check
+// and the real edge after it fails it, so the newest sample is held back from the spectrum
+// until the edge after it is known.
 //
 // Splitting by time (docs/parallel.md): a range starts series of its own, as a gap does, so a
 // split run equals one pass with an Error tag at every cut (the same segments; each range takes
@@ -84,6 +85,7 @@ class PhaseNoise : public Measurement {
   void onOverflowBegin(const Tag& tag) override;
   void onOverflowEnd(const Tag& tag) override;
   void onError(const Tag& tag) override;
+  void onCaptureEnd() override;
   void clearData() override;
   void collectResults(ResultSet& out) const override;
   void savePartialState(ResultSet& out) const override;
@@ -95,8 +97,10 @@ class PhaseNoise : public Measurement {
 
     OctaveWelch spectrum;
     std::vector<timestamp_t> warmup;  // the first edges, until the period is known
-    std::vector<double> phases;       // scratch: this block's samples, ps; only grows
-    std::size_t phase_count = 0;      // samples in phases
+    // This block's samples, ps, after the newest of the last block, which is held back from
+    // the spectrum until the edge after it has shown whether it was an extra one. Only grows.
+    std::vector<double> phases;
+    std::size_t phase_count = 0;  // samples in phases
     bool has_period = false;
     double period = 0;  // reference period, ps
     timestamp_t period_whole = 0;
@@ -108,6 +112,7 @@ class PhaseNoise : public Measurement {
     // together in one vector register through its loop, which put two shuffles on the chain
     // from one edge's prediction to the next.
     double previous_phase = 0;
+    double held_step = 0;  // the held sample's phase minus the one before it
     timestamp_t series_first = 0;
     timestamp_t series_last = 0;
     timestamp_t closed_span = 0;
@@ -119,7 +124,8 @@ class PhaseNoise : public Measurement {
   // Holds the first edges back until they give a period, then adds them.
   void warmUp(Clock& clock, timestamp_t time);
   void addEdges(Clock& clock, std::span<const timestamp_t> times);
-  void pushPhases(Clock& clock);
+  // Hands the samples to the spectrum, all or all but the newest.
+  void pushPhases(Clock& clock, bool hold_newest);
   void setPeriod(Clock& clock, double period);
   void endSeries(Clock& clock);
   void endAllSeries();
