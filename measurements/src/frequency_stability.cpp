@@ -86,7 +86,7 @@ void FrequencyStability::processTimeTags(std::span<const Tag> tags) {
   for (std::size_t i = 0; i < times.size();) {
     i = has_edge_period_ ? addCheckedEdges(times, i) : addWarmupEdge(times, i);
   }
-  takePhases();
+  takePhases(true);
 }
 
 inline FrequencyStability::SampleTime FrequencyStability::groupSample(timestamp_t base,
@@ -105,6 +105,8 @@ std::size_t FrequencyStability::addWarmupEdge(std::span<const timestamp_t> times
     edge_period_ = static_cast<double>(time - warmup_first_) / (kWarmupEdges - 1);
     has_edge_period_ = true;
   }
+  before_last_edge_ = last_edge_;
+  has_before_last_edge_ = has_last_edge_;
   last_edge_ = time;
   has_last_edge_ = true;
   group_sum_ += static_cast<std::uint64_t>(time - group_base_);
@@ -132,7 +134,21 @@ std::size_t FrequencyStability::addCheckedEdges(std::span<const timestamp_t> tim
   const std::int64_t average = average_;
   SampleTime* const samples = pending_samples_.data();
   std::size_t count = pending_count_;
-  const auto store = [&] {
+  // The series' edge before the last one added before index `at`, if it has one: the fields
+  // still hold what they held when this call began.
+  const auto edgeBefore = [&](std::size_t at, timestamp_t& before) {
+    const std::size_t added = at - first;
+    if (added >= 2) {
+      before = times[at - 2];
+      return true;
+    }
+    before = added == 1 ? last_edge_ : before_last_edge_;
+    return added == 1 ? has_last_edge_ : has_before_last_edge_;
+  };
+  const auto store = [&](std::size_t end) {
+    timestamp_t before = 0;
+    has_before_last_edge_ = has_last && edgeBefore(end, before);
+    before_last_edge_ = before;
     last_edge_ = last;
     has_last_edge_ = has_last;
     group_sum_ = sum;
@@ -158,22 +174,36 @@ std::size_t FrequencyStability::addCheckedEdges(std::span<const timestamp_t> tim
   for (; i < times.size(); ++i) {
     const timestamp_t time = times[i];
     if (static_cast<std::uint64_t>(time - last - shortest) > range) [[unlikely]] {
-      store();
+      const bool extra = time - last < shortest;
+      // Two edges less than half a period apart: the earlier one is the extra one when the
+      // later lies nearer one period after the edge before them than it does. If it completed
+      // a group, that sample is the newest pending one (held back from the last block).
+      bool previous_extra = false;
+      timestamp_t before = 0;
+      if (extra && edgeBefore(i, before) && (size != 0 || count > 0)) {
+        previous_extra = std::abs(static_cast<double>(time - before) - edge_period_) <
+                         std::abs(static_cast<double>(last - before) - edge_period_);
+        if (previous_extra && size == 0) --count;
+      }
+      store(i);
       ++restarts_on_slip_;
       restartSeries(time);
-      // After a missing edge the edge begins the new series. An extra one (a glitch) is left
-      // out: as a phase sample it would stand a fraction of a period off, and the deviations
-      // of its series with it; the next edge begins the new series.
-      return time - last < shortest ? i + 1 : i;
+      // After a missing edge, or an extra one before it, the edge begins the new series. An
+      // extra one (a glitch) itself is left out: as a phase sample it would stand a fraction of
+      // a period off, and the deviations of its series with it; the next edge begins the new
+      // series.
+      return extra && !previous_extra ? i + 1 : i;
     }
     add(time);
   }
-  store();
+  store(times.size());
   return times.size();
 }
 
-void FrequencyStability::takePhases() {
-  if (phases_.size() < pending_count_) phases_.resize(pending_count_);
+void FrequencyStability::takePhases(bool hold_newest) {
+  const std::size_t held = hold_newest && pending_count_ > 0 ? 1 : 0;
+  const std::size_t taken = pending_count_ - held;
+  if (phases_.size() < taken) phases_.resize(taken);
   // The state of the series in locals: through `this` the compiler would reload and store it
   // for every sample.
   std::uint64_t samples = series_samples_;
@@ -191,7 +221,7 @@ void FrequencyStability::takePhases() {
   const auto average = static_cast<double>(average_);
   double* const phases = phases_.data();
   std::size_t summed = 0;  // phases already in sums_
-  for (std::size_t i = 0; i < pending_count_; ++i) {
+  for (std::size_t i = 0; i < taken; ++i) {
     const SampleTime& sample = pending_samples_[i];
     double phase = 0;
     if (samples == 0) {
@@ -223,9 +253,10 @@ void FrequencyStability::takePhases() {
     }
   }
   store();
-  sums_.add({phases + summed, pending_count_ - summed});
-  samples_total_ += pending_count_;
-  pending_count_ = 0;
+  sums_.add({phases + summed, taken - summed});
+  samples_total_ += taken;
+  if (held != 0) pending_samples_[0] = pending_samples_[pending_count_ - 1];
+  pending_count_ = held;
 }
 
 void FrequencyStability::reanchor() {
@@ -259,6 +290,7 @@ void FrequencyStability::endSeries() {
   group_sum_ = 0;
   group_size_ = 0;
   has_last_edge_ = false;
+  has_before_last_edge_ = false;
   previous_phase_ = 0;
 }
 
@@ -289,6 +321,10 @@ void FrequencyStability::onOverflowEnd(const Tag& tag) {
 
 void FrequencyStability::onError(const Tag& tag) {
   restartSeries(tag.time);
+}
+
+void FrequencyStability::onCaptureEnd() {
+  takePhases();
 }
 
 void FrequencyStability::clearData() {

@@ -113,10 +113,13 @@ inline std::vector<std::vector<Real>> sampleSeries(const std::vector<Tag>& tags,
   bool active = true;
   bool has_previous = false;
   timestamp_t previous = 0;
+  bool has_before = false;  // the series' edge before `previous`
+  timestamp_t before = 0;
   const auto restart = [&] {
     if (!series.back().empty()) series.emplace_back();
     group.clear();
     has_previous = false;
+    has_before = false;
   };
   for (const Tag& tag : tags) {
     switch (tag.type) {
@@ -139,9 +142,17 @@ inline std::vector<std::vector<Real>> sampleSeries(const std::vector<Tag>& tags,
     if (!active || tag.channel != channel) continue;
     if (has_previous && std::abs(static_cast<Real>(tag.time - previous) - period) > period / 2) {
       const bool extra = static_cast<Real>(tag.time - previous) < period / 2;
+      // Of two edges less than half a period apart, the extra one is the one without which the
+      // other lies nearer one period after the edge before them.
+      const bool previous_extra = extra && has_before &&
+                                  std::abs(static_cast<Real>(tag.time - before) - period) <
+                                      std::abs(static_cast<Real>(previous - before) - period);
+      if (previous_extra && group.empty()) series.back().pop_back();  // the sample it completed
       restart();
-      if (extra) continue;
+      if (extra && !previous_extra) continue;
     }
+    has_before = has_previous;
+    before = previous;
     has_previous = true;
     previous = tag.time;
     group.push_back(tag.time);

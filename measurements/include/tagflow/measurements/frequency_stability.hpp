@@ -11,7 +11,11 @@
 // A series of samples restarts (the partial group is dropped, the sums are kept) at the
 // capture start (also on resuming after stop()), at an Error, across an overflow interval, and
 // when one edge interval differs from the period by more than half of it (a missing or extra
-// edge; checked once the first 1024 edges have given a period). Steps longer than the data seen
+// edge; checked once the first 1024 edges have given a period). An extra edge is left out: of
+// two edges less than half a period apart, the one without which the other lies nearer one
+// period after the edge before them. So that a glitch late in a period, which passes the check
+// while the real edge after it fails it, can still be left out, the newest sample waits for
+// the next block (or the end of the capture) before it is added. Steps longer than the data seen
 // give NaN, and so does everything while no series has reached two samples (no period yet). Traces
 // cover the last trace_len samples of the current series: their times, their phase from a
 // least-squares line, and the frequency of each sample interval.
@@ -95,6 +99,7 @@ class FrequencyStability : public Measurement {
   void onOverflowBegin(const Tag& tag) override;
   void onOverflowEnd(const Tag& tag) override;
   void onError(const Tag& tag) override;
+  void onCaptureEnd() override;
   void clearData() override;
   void collectResults(ResultSet& out) const override;
   void savePartialState(ResultSet& out) const override;
@@ -120,9 +125,9 @@ class FrequencyStability : public Measurement {
   std::size_t addWarmupEdge(std::span<const timestamp_t> times, std::size_t index);
   std::size_t addCheckedEdges(std::span<const timestamp_t> times, std::size_t index);
   SampleTime groupSample(timestamp_t base, Accumulator sum) const;
-  // Takes the phase of every pending sample (re-anchoring where it drifted far), adds the
-  // phases to the sums and the traces.
-  void takePhases();
+  // Takes the phase of every pending sample, or of all but the newest (re-anchoring where it
+  // drifted far), adds the phases to the sums and the traces.
+  void takePhases(bool hold_newest = false);
   // Shifts the series to the measured mean period; every phase so far must be in sums_.
   void reanchor();
   void restartSeries(timestamp_t time);
@@ -155,6 +160,8 @@ class FrequencyStability : public Measurement {
   std::int64_t group_size_ = 0;
   timestamp_t last_edge_ = 0;
   bool has_last_edge_ = false;
+  timestamp_t before_last_edge_ = 0;  // the series' edge before last_edge_
+  bool has_before_last_edge_ = false;
   std::uint64_t series_samples_ = 0;
   SampleTime series_first_;
   SampleTime previous_sample_;
