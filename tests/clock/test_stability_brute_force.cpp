@@ -140,8 +140,9 @@ void requireMatches(const FrequencyStability& stability, const Expected& e) {
   requireClose(d.tdev, tdev, 1e-9, "tdev");
   requireClose(d.hdev_scaled, hdev_scaled, 1e-9, "hdev_scaled");
   requireClose(d.trace_index, e.trace_index, 1e-15, "trace_index");
-  // A sample's time is a double of the stream's time (here up to 2e10 ps, kept to about 4e-6
-  // ps): a clock of a few ps of residual phase reaches that floor before 1e-9 of its largest.
+  // Phases accumulate rounding of about 1e-7 ps (means of several edges are not whole ps, and
+  // the reference's residuals cancel large values): with a few ps of residual phase that is
+  // more than 1e-9 of the largest, so 1e-6 ps is the floor.
   requireCloseAbsolute(d.trace_phase, e.trace_phase, 1e-9, "trace_phase", 1e-18);
   requireCloseAbsolute(d.trace_frequency, e.trace_frequency, 1e-7, "trace_frequency");
   requireClose(d.trace_frequency_absolute, e.trace_absolute, 1e-12, "trace_frequency_absolute");
