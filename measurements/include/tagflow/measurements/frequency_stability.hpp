@@ -14,8 +14,9 @@
 // edge; checked once the first 1024 edges have given a period). An extra edge is left out: of
 // two edges less than half a period apart, the one without which the other lies nearer one
 // period after the edge before them. So that a glitch late in a period, which passes the check
-// while the real edge after it fails it, can still be left out, the newest sample waits for
-// the next block (or the end of the capture) before it is added. Steps longer than the data seen
+// while the real edge after it fails it, can still be left out, the newest sample waits for a
+// later one (or the end of the capture) before it is added: the getters leave it out meanwhile,
+// which on a slow clock (1 PPS) is a period. Steps longer than the data seen
 // give NaN, and so does everything while no series has reached two samples (no period yet). Traces
 // cover the last trace_len samples of the current series: their times, their phase from a
 // least-squares line, and the frequency of each sample interval.

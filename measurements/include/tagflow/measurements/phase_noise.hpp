@@ -18,7 +18,7 @@
 // Of two edges less than half a period apart, the extra one is the one without which the other
 // lies nearer one period after the edge before them: a glitch late in a period passes the check
 // and the real edge after it fails it, so the newest sample is held back from the spectrum
-// until the next block (or the end of the capture).
+// until a later one comes (or the capture ends).
 //
 // Splitting by time (docs/parallel.md): a range starts series of its own, as a gap does, so a
 // split run equals one pass with an Error tag at every cut (the same segments; each range takes
