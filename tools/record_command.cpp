@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <variant>
 
 #include "commands.hpp"
 #include "damaged_tail.hpp"
@@ -102,21 +101,6 @@ class TagFileOutput : public Output {
 
 bool isTagFile(const std::string& path) {
   return std::filesystem::path(path).extension() == ".tags";
-}
-
-// A stream received over UDP comes once; the others (files, the deterministic generator) can
-// be recorded again.
-bool comesOnce(const SourceSpec& source) {
-  if (source.kind == "udp") return true;
-  const auto inputs = source.tables.find("input");
-  if (source.kind != "merged" || inputs == source.tables.end()) return false;
-  for (const Parameters& input : inputs->second) {
-    if (input.contains("kind") && std::get_if<std::string>(&input.at("kind")) != nullptr &&
-        std::get<std::string>(input.at("kind")) == "udp") {
-      return true;
-    }
-  }
-  return false;
 }
 
 std::unique_ptr<Output> openOutput(const std::string& path, const Source& source,

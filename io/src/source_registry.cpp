@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
+#include <variant>
 
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/kind_registry.hpp"
@@ -483,7 +485,8 @@ const std::vector<SourceKind>& sourceKinds() {
          requireNoTables(spec);
          return std::make_unique<UdpStreamSource>(
              udpSourceConfigFrom(withoutKind(spec.parameters)));
-       }},
+       },
+       true},
   };
   static const std::vector<SourceKind> all = [] {
     std::vector<SourceKind> joined = kinds;
@@ -528,6 +531,22 @@ std::unique_ptr<Source> makeSource(const SourceSpec& spec) {
     valid.push_back(kind.schema->kind());
   }
   throwUnknownKind("source", spec.kind, valid);
+}
+
+bool comesOnce(const SourceSpec& spec) {
+  const auto kindComesOnce = [](std::string_view name) {
+    return std::ranges::any_of(sourceKinds(), [&](const SourceKind& kind) {
+      return kind.comes_once && kind.schema->kind() == name;
+    });
+  };
+  if (kindComesOnce(spec.kind)) return true;
+  const auto inputs = spec.tables.find("input");
+  if (spec.kind != mergedSchema().kind() || inputs == spec.tables.end()) return false;
+  return std::ranges::any_of(inputs->second, [&](const Parameters& input) {
+    const auto* kind =
+        input.contains("kind") ? std::get_if<std::string>(&input.at("kind")) : nullptr;
+    return kind != nullptr && kindComesOnce(*kind);
+  });
 }
 
 Parameters sourceStatistics(const Source& source) {

@@ -26,9 +26,15 @@ struct SourceKind {
   const ParameterSchema* schema;               // the [source] keys
   std::vector<const ParameterSchema*> tables;  // of the [[source.*]] tables, for the help
   std::function<std::unique_ptr<Source>(const SourceSpec&)> make;
+  // Its stream can be read only once (it is received live): a recording of it keeps what it
+  // wrote up to a failure, where one of a stream that can be read again is whole or nothing.
+  bool comes_once = false;
 };
 
 const std::vector<SourceKind>& sourceKinds();
+
+// Whether the stream of `spec` comes once: its kind's does, or, for a merge, an input's.
+bool comesOnce(const SourceSpec& spec);
 
 // Throws InvalidArgument naming an unknown kind or a bad key, IoError/DataError from a file.
 // `[[source.delay]]` tables, which any kind takes, wrap the source in an InputDelaySource.
