@@ -1,6 +1,7 @@
 #include "tagflow/measurements/frequency_stability.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -16,8 +17,9 @@ constexpr std::int64_t kMaxAverage = std::int64_t{1} << 32;
 constexpr std::int64_t kMaxTraceLen = std::int64_t{1} << 24;
 // Beyond this phase (ps) a double keeps only about 1e-6 ps: shift the series back towards 0.
 constexpr double kReanchorPhasePs = 4294967296.0;
-// Edges that give the first period estimate for the missing-edge check.
-constexpr std::int64_t kWarmupEdges = 1024;
+// Edges held back at the start of a series until the median of their intervals gives the
+// missing-edge check its period: a few glitches or missing edges among them leave it as it is.
+constexpr std::size_t kProbeEdges = 16;
 
 __extension__ using Wide = unsigned __int128;  // FrequencyStability::Accumulator
 
@@ -78,13 +80,13 @@ void FrequencyStability::processTimeTags(std::span<const Tag> tags) {
   if (!active_ || inOverflow()) return;
   times_.gather(tags, [&](channel_t channel) { return sharedTimes(tags, channel); });
   const std::span<const timestamp_t> times = times_.times(0);
-  // Room for a sample per group the block can complete.
-  const std::size_t most = times.size() / static_cast<std::size_t>(average_) + 1;
+  // Room for a sample per group the block and the held-back edges can complete.
+  const std::size_t most = (times.size() + kProbeEdges) / static_cast<std::size_t>(average_) + 1;
   if (pending_samples_.size() < pending_count_ + most) {
     pending_samples_.resize(pending_count_ + most);
   }
   for (std::size_t i = 0; i < times.size();) {
-    i = has_edge_period_ ? addCheckedEdges(times, i) : addWarmupEdge(times, i);
+    i = has_edge_period_ ? addCheckedEdges(times, i) : addProbeEdge(times, i);
   }
   takePhases(true);
 }
@@ -97,14 +99,42 @@ inline FrequencyStability::SampleTime FrequencyStability::groupSample(timestamp_
   return SampleTime{base, average_ == 1 ? total : total / static_cast<double>(average_)};
 }
 
-std::size_t FrequencyStability::addWarmupEdge(std::span<const timestamp_t> times,
-                                              std::size_t index) {
-  const timestamp_t time = times[index];
-  if (warmup_edges_ == 0) warmup_first_ = time;
-  if (++warmup_edges_ == kWarmupEdges && time > warmup_first_) {
-    edge_period_ = static_cast<double>(time - warmup_first_) / (kWarmupEdges - 1);
-    has_edge_period_ = true;
+std::size_t FrequencyStability::addProbeEdge(std::span<const timestamp_t> times,
+                                             std::size_t index) {
+  probe_edges_.push_back(times[index]);
+  if (probe_edges_.size() == kProbeEdges) addProbedEdges();
+  return index + 1;
+}
+
+void FrequencyStability::addProbedEdges() {
+  if (probe_edges_.empty()) return;
+  std::vector<timestamp_t> held;
+  held.swap(probe_edges_);  // a restart while they are added must not add them again
+  std::vector<timestamp_t> intervals(held.size() - 1);
+  for (std::size_t i = 1; i < held.size(); ++i) intervals[i - 1] = held[i] - held[i - 1];
+  const auto middle = intervals.begin() + static_cast<std::ptrdiff_t>(intervals.size() / 2);
+  if (!intervals.empty()) {
+    std::nth_element(intervals.begin(), middle, intervals.end());
+    if (*middle > 0) {
+      edge_period_ = static_cast<double>(*middle);
+      has_edge_period_ = true;
+    }
   }
+  const std::size_t most = held.size() / static_cast<std::size_t>(average_) + 1;
+  if (pending_samples_.size() < pending_count_ + most) {
+    pending_samples_.resize(pending_count_ + most);
+  }
+  if (has_edge_period_) {
+    for (std::size_t i = 0; i < held.size();) i = addCheckedEdges(held, i);
+  } else {
+    // One edge, or most intervals empty: nothing to check against.
+    for (const timestamp_t time : held) addUncheckedEdge(time);
+  }
+  held.clear();
+  probe_edges_.swap(held);  // keeps the storage
+}
+
+void FrequencyStability::addUncheckedEdge(timestamp_t time) {
   before_last_edge_ = last_edge_;
   has_before_last_edge_ = has_last_edge_;
   last_edge_ = time;
@@ -116,7 +146,6 @@ std::size_t FrequencyStability::addWarmupEdge(std::span<const timestamp_t> times
     group_sum_ = 0;
     group_size_ = 0;
   }
-  return index + 1;
 }
 
 std::size_t FrequencyStability::addCheckedEdges(std::span<const timestamp_t> times,
@@ -277,6 +306,7 @@ void FrequencyStability::reanchor() {
 }
 
 void FrequencyStability::endSeries() {
+  addProbedEdges();
   takePhases();
   if (series_samples_ >= 2) {
     closed_span_ps_ += static_cast<double>(previous_sample_.base - series_first_.base) +
@@ -301,7 +331,6 @@ void FrequencyStability::restartSeries(timestamp_t time) {
     edge_period_ = period;
     has_edge_period_ = true;
   }
-  warmup_edges_ = 0;
   group_base_ = time;
   active_ = !inOverflow();
 }
@@ -324,6 +353,7 @@ void FrequencyStability::onError(const Tag& tag) {
 }
 
 void FrequencyStability::onCaptureEnd() {
+  addProbedEdges();
   takePhases();
 }
 
@@ -335,7 +365,6 @@ void FrequencyStability::clearData() {
   reference_period_ = 0;
   has_edge_period_ = false;
   edge_period_ = 0;
-  warmup_edges_ = 0;
   closed_span_ps_ = 0;
   closed_periods_ = 0;
   samples_total_ = 0;

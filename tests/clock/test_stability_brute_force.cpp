@@ -216,6 +216,74 @@ TEST_CASE("FrequencyStability leaves an extra edge out of every series", "[frequ
   if (average == 1) CHECK(stability.getADEV()[0] == Approx(std::sqrt(3.0) * 20e-6).epsilon(0.05));
 }
 
+TEST_CASE("FrequencyStability checks a series' first edges", "[frequency_stability]") {
+  // Glitches and a missing edge among the first edges of the stream, before any period is
+  // known: each must restart the series as it would anywhere later (a glitch taken as a sample
+  // a third of a period off dominated every deviation), whatever the block size.
+  const std::int64_t average = GENERATE(1, 3);
+  auto tags = noisyClock(29, 20'000, 20, 0);
+  std::vector<Tag> clock;
+  for (const Tag& tag : tags) {
+    if (tag.channel == kClock) clock.push_back(tag);
+  }
+  std::vector<Tag> changed;
+  for (const Tag& tag : tags) {
+    if (tag.channel != kClock) changed.push_back(tag);
+  }
+  for (std::size_t edge = 0; edge < clock.size(); ++edge) {
+    if (edge == 9 || edge == 400) continue;  // missing edges
+    changed.push_back(clock[edge]);
+    // A glitch early in the period after the second edge, late in the one after the fifth and
+    // early in the one after the 700th.
+    if (edge == 1 || edge == 700)
+      changed.push_back(makeTimeTag(kClock, clock[edge].time + kPeriod / 3));
+    if (edge == 5) changed.push_back(makeTimeTag(kClock, clock[edge].time + kPeriod * 99 / 100));
+  }
+  sortStream(changed);
+  const std::vector<std::int64_t> steps{1, 2, 10, 100};
+  const Expected expected = bruteForce(changed, steps, average, 100);
+  const auto series = sampleSeries(changed, kClock, average, kPeriod);
+  // The first series, two edges, makes no sample of 3.
+  REQUIRE(series.size() == (average == 1 ? 6u : 5u));
+
+  const std::size_t block_size = GENERATE(1, 7, 4096);
+  INFO("average " << average << ", block size " << block_size);
+  FrequencyStability stability("fs", kClock, steps, average, 100);
+  runMemory(changed, block_size, 0, changed.back().time + 1, {&stability});
+  requireMatches(stability, expected);
+  CHECK(stability.getResults().facts.getInt("restarts_on_slip") == 5);
+}
+
+TEST_CASE("FrequencyStability checks the edges of a capture shorter than its probe",
+          "[frequency_stability]") {
+  // Twelve edges with a glitch after the fourth: the capture ends before the probe of the first
+  // edges is complete, and its edges are checked against the median of the intervals there are.
+  auto tags = noisyClock(31, 12, 20, 0);
+  std::vector<Tag> clock;
+  for (const Tag& tag : tags) {
+    if (tag.channel == kClock) clock.push_back(tag);
+  }
+  tags.push_back(makeTimeTag(kClock, clock[3].time + kPeriod / 3));
+  sortStream(tags);
+  const auto series = sampleSeries(tags, kClock, 1, kPeriod);
+  REQUIRE(series.size() == 2);
+  const std::size_t block_size = GENERATE(1, 5, 4096);
+  INFO("block size " << block_size);
+  FrequencyStability stability("fs", kClock, {1, 2}, 1, 100);
+  runMemory(tags, block_size, 0, tags.back().time + 1, {&stability});
+  const ResultSet results = stability.getResults();
+  CHECK(results.facts.getInt("restarts_on_slip") == 1);
+  CHECK(results.facts.getInt("samples") ==
+        static_cast<std::int64_t>(series[0].size() + series[1].size()));
+  // Deviations from the 7-edge series alone: the glitch would have put a third of a period
+  // into ADEV(1).
+  const Real period = meanPeriod(series, 1);
+  DeviationSums sums;
+  sums.addSeries(phases(series[0], period), 1);
+  sums.addSeries(phases(series[1], period), 1);
+  CHECK(stability.getADEV()[0] == Approx(static_cast<double>(sums.adevAt(period))).epsilon(1e-9));
+}
+
 TEST_CASE("FrequencyStability keeps every sum when a drifting phase is re-anchored",
           "[frequency_stability][brute_force]") {
   // The first interval is 30 % short, so the first reference period is far off and the phase

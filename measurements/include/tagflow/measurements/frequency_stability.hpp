@@ -121,10 +121,14 @@ class FrequencyStability : public Measurement {
   };
 
   // Both add edges from `index` on and return the index of the next edge to add: one edge
-  // while the first 1024 give a period, then runs of edges with the interval check. Each
-  // completed group becomes a pending sample.
-  std::size_t addWarmupEdge(std::span<const timestamp_t> times, std::size_t index);
+  // held back while the first kProbeEdges of a series give the check its period, then runs of
+  // edges with the interval check. Each completed group becomes a pending sample.
+  std::size_t addProbeEdge(std::span<const timestamp_t> times, std::size_t index);
   std::size_t addCheckedEdges(std::span<const timestamp_t> times, std::size_t index);
+  // Adds the held-back edges, checked against the median of their intervals (the period of the
+  // check from then on), before the series ends or once there are enough of them.
+  void addProbedEdges();
+  void addUncheckedEdge(timestamp_t time);
   SampleTime groupSample(timestamp_t base, Accumulator sum) const;
   // Takes the phase of every pending sample, or of all but the newest (re-anchoring where it
   // drifted far), adds the phases to the sums and the traces.
@@ -172,12 +176,12 @@ class FrequencyStability : public Measurement {
   // samples, replaced by the measured mean period when the phase has drifted far.
   double reference_period_ = 0;
   bool has_reference_ = false;
-  // The period the edge intervals are checked against: from the first 1024 edges of a series,
-  // then the measured mean period at every restart.
+  // The period the edge intervals are checked against: the median interval of the first edges
+  // (probe_edges_, held back until they give it), then the measured mean period at every
+  // restart.
   double edge_period_ = 0;
   bool has_edge_period_ = false;
-  timestamp_t warmup_first_ = 0;
-  std::int64_t warmup_edges_ = 0;
+  std::vector<timestamp_t> probe_edges_;
 
   // Completed series, for the mean period.
   double closed_span_ps_ = 0;
