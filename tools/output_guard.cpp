@@ -141,14 +141,12 @@ std::optional<AsideMaker> makerOf(std::string_view suffix) {
   return validPid(maker.pid) ? std::optional<AsideMaker>(maker) : std::nullopt;
 }
 
-// Whether the command that made an aside has ended. A process under its number that started
-// at another time is a later one: so is this process, under its own number (a restarted
-// container's tagflow may run under the same number every time), unless the start is its own
-// too (another guard of this process, at work). A command on another host (by its name: a
-// shared folder, or a container given a new name) cannot be seen from here and never counts as
-// ended.
-bool makerEnded(const AsideMaker& maker, const std::string& host) {
-  if (maker.host != host) return false;
+// Whether the command on this host that made an aside has ended. A process under its number
+// that started at another time is a later one: so is this process, under its own number (a
+// restarted container's tagflow may run under the same number every time), unless the start
+// is its own too (another guard of this process, at work). The caller leaves asides of other
+// hosts alone: whether their commands run cannot be seen from here.
+bool makerEnded(const AsideMaker& maker) {
   if (maker.pid == ::getpid()) return maker.start != ownStart() || maker.start == 0;
   if (::kill(static_cast<pid_t>(maker.pid), 0) != 0 && errno == ESRCH) return true;
   if (maker.start == 0) return false;
@@ -201,7 +199,7 @@ void recoverStaleAsides(const std::string& path, bool tag_file_set) {
       continue;
     }
     const std::optional<AsideMaker> maker = makerOf(name.substr(mark + kAsideMark.size()));
-    if (!maker || (maker->host == host && !makerEnded(*maker, host))) continue;
+    if (!maker || (maker->host == host && !makerEnded(*maker))) continue;
     stale.push_back({entry.path().string(), (folder / name.substr(0, mark)).string(),
                      maker->host == host ? std::string() : maker->host});
   }
