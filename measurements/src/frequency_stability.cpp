@@ -17,9 +17,12 @@ constexpr std::int64_t kMaxAverage = std::int64_t{1} << 32;
 constexpr std::int64_t kMaxTraceLen = std::int64_t{1} << 24;
 // Beyond this phase (ps) a double keeps only about 1e-6 ps: shift the series back towards 0.
 constexpr double kReanchorPhasePs = 4294967296.0;
-// Edges held back at the start of a series until the median of their intervals gives the
+// Edges held back at the start of every series until the median of their intervals gives the
 // missing-edge check its period: a few glitches or missing edges among them leave it as it is.
+// A series that ends with fewer than kFewestProbeEdges has too few for a median: its edges go
+// in unchecked.
 constexpr std::size_t kProbeEdges = 16;
+constexpr std::size_t kFewestProbeEdges = 5;
 
 __extension__ using Wide = unsigned __int128;  // FrequencyStability::Accumulator
 
@@ -102,36 +105,42 @@ inline FrequencyStability::SampleTime FrequencyStability::groupSample(timestamp_
 std::size_t FrequencyStability::addProbeEdge(std::span<const timestamp_t> times,
                                              std::size_t index) {
   probe_edges_.push_back(times[index]);
-  if (probe_edges_.size() == kProbeEdges) addProbedEdges();
+  if (probe_edges_.size() == kProbeEdges) addProbedEdges(false);
   return index + 1;
 }
 
-void FrequencyStability::addProbedEdges() {
-  if (probe_edges_.empty()) return;
+void FrequencyStability::addProbedEdges(bool all) {
   std::vector<timestamp_t> held;
-  held.swap(probe_edges_);  // a restart while they are added must not add them again
-  std::vector<timestamp_t> intervals(held.size() - 1);
-  for (std::size_t i = 1; i < held.size(); ++i) intervals[i - 1] = held[i] - held[i - 1];
-  const auto middle = intervals.begin() + static_cast<std::ptrdiff_t>(intervals.size() / 2);
-  if (!intervals.empty()) {
-    std::nth_element(intervals.begin(), middle, intervals.end());
-    if (*middle > 0) {
-      edge_period_ = static_cast<double>(*middle);
-      has_edge_period_ = true;
+  do {
+    held.swap(probe_edges_);  // a restart while they are added must not add them again
+    if (held.empty()) return;
+    if (held.size() >= kFewestProbeEdges) {
+      std::vector<timestamp_t> intervals(held.size() - 1);
+      for (std::size_t i = 1; i < held.size(); ++i) intervals[i - 1] = held[i] - held[i - 1];
+      const auto middle = intervals.begin() + static_cast<std::ptrdiff_t>(intervals.size() / 2);
+      std::nth_element(intervals.begin(), middle, intervals.end());
+      if (*middle > 0) {
+        edge_period_ = static_cast<double>(*middle);
+        has_edge_period_ = true;
+      }
     }
-  }
-  const std::size_t most = held.size() / static_cast<std::size_t>(average_) + 1;
-  if (pending_samples_.size() < pending_count_ + most) {
-    pending_samples_.resize(pending_count_ + most);
-  }
-  if (has_edge_period_) {
-    for (std::size_t i = 0; i < held.size();) i = addCheckedEdges(held, i);
-  } else {
-    // One edge, or most intervals empty: nothing to check against.
-    for (const timestamp_t time : held) addUncheckedEdge(time);
-  }
-  held.clear();
-  probe_edges_.swap(held);  // keeps the storage
+    const std::size_t most = held.size() / static_cast<std::size_t>(average_) + 1;
+    if (pending_samples_.size() < pending_count_ + most) {
+      pending_samples_.resize(pending_count_ + most);
+    }
+    std::size_t added = 0;
+    if (has_edge_period_) {
+      while (added < held.size() && has_edge_period_) added = addCheckedEdges(held, added);
+    } else {
+      // Too few edges, or most intervals empty: nothing to check against.
+      for (const timestamp_t time : held) addUncheckedEdge(time);
+      added = held.size();
+    }
+    // A slip among them began a new series: the rest are its first edges, held for its own
+    // probe (and added now too when all must be).
+    probe_edges_.assign(held.begin() + static_cast<std::ptrdiff_t>(added), held.end());
+    held.clear();
+  } while (all);
 }
 
 void FrequencyStability::addUncheckedEdge(timestamp_t time) {
@@ -306,7 +315,7 @@ void FrequencyStability::reanchor() {
 }
 
 void FrequencyStability::endSeries() {
-  addProbedEdges();
+  addProbedEdges(true);
   takePhases();
   if (series_samples_ >= 2) {
     closed_span_ps_ += static_cast<double>(previous_sample_.base - series_first_.base) +
@@ -326,11 +335,9 @@ void FrequencyStability::endSeries() {
 
 void FrequencyStability::restartSeries(timestamp_t time) {
   endSeries();
-  const double period = meanPeriodLocked();
-  if (period > 0) {
-    edge_period_ = period;
-    has_edge_period_ = true;
-  }
+  // Every series probes its own period: one taken from a series full of glitches, or from a
+  // mean period that such a series set, would otherwise stay wrong for every later one.
+  has_edge_period_ = false;
   group_base_ = time;
   active_ = !inOverflow();
 }
@@ -353,7 +360,7 @@ void FrequencyStability::onError(const Tag& tag) {
 }
 
 void FrequencyStability::onCaptureEnd() {
-  addProbedEdges();
+  addProbedEdges(true);
   takePhases();
 }
 

@@ -11,7 +11,9 @@
 // A series of samples restarts (the partial group is dropped, the sums are kept) at the
 // capture start (also on resuming after stop()), at an Error, across an overflow interval, and
 // when one edge interval differs from the period by more than half of it (a missing or extra
-// edge; checked once the first 1024 edges have given a period). An extra edge is left out: of
+// edge; a series' first 16 edges wait until the median of their intervals gives the check its
+// period for that series, and a series that ends with fewer than 5 goes unchecked). An extra
+// edge is left out: of
 // two edges less than half a period apart, the one without which the other lies nearer one
 // period after the edge before them. So that a glitch late in a period, which passes the check
 // while the real edge after it fails it, can still be left out, the newest sample waits for a
@@ -23,9 +25,7 @@
 //
 // Splitting by time (docs/parallel.md): a range starts a series of its own, as a gap does, so
 // a split run equals one pass with an Error tag at every cut (the same samples and terms; the
-// phases of each range are taken against its own reference period, so sums agree to rounding),
-// except that a range takes its edge period from its own first 1024 edges, unchecked, where one
-// pass checks them against the mean period so far.
+// phases of each range are taken against its own reference period, so sums agree to rounding).
 // Against one pass over the unbroken stream it loses, per cut, the terms that span it (up to
 // 3 max(steps) samples) and the partial group at the range's end, and the groups after a cut
 // begin at its first edge. Partial states (the sums, the spans behind the mean period, the
@@ -126,8 +126,9 @@ class FrequencyStability : public Measurement {
   std::size_t addProbeEdge(std::span<const timestamp_t> times, std::size_t index);
   std::size_t addCheckedEdges(std::span<const timestamp_t> times, std::size_t index);
   // Adds the held-back edges, checked against the median of their intervals (the period of the
-  // check from then on), before the series ends or once there are enough of them.
-  void addProbedEdges();
+  // check for the rest of the series), once there are kProbeEdges of them; edges after a slip
+  // among them stay held for the new series' probe unless `all` (the series or capture ends).
+  void addProbedEdges(bool all);
   void addUncheckedEdge(timestamp_t time);
   SampleTime groupSample(timestamp_t base, Accumulator sum) const;
   // Takes the phase of every pending sample, or of all but the newest (re-anchoring where it
