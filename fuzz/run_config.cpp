@@ -146,6 +146,7 @@ void runConfiguration(const std::string& text, const Scratch& scratch) {
   GraphOptions options;
   options.threads = 1;
   options.max_blocks_in_flight = std::min(config.max_blocks_in_flight, kMaxBlocksInFlight);
+  options.first_virtual_channel = config.first_virtual_channel;
   MeasurementGraph graph(source ? *source : stand_in, options);
   const cli::BuiltGraph nodes = cli::buildGraph(config, graph);
   if (synthetic == nullptr || hasFileWriter(config) ||

@@ -228,6 +228,7 @@ GraphOptions graphOptionsOf(const RunConfig& config) {
   GraphOptions options;
   options.threads = config.threads;
   options.max_blocks_in_flight = config.max_blocks_in_flight;
+  options.first_virtual_channel = config.first_virtual_channel;
   return options;
 }
 

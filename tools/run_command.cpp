@@ -327,7 +327,8 @@ std::string kindsHelp() {
       "[run] keys: output (default results.h5), duration_ps (stream time to process),\n"
       "      threads (0 = all cores), max_blocks_in_flight (default 8),\n"
       "      checkpoint_s (write the results every this many seconds of wall time; default 0:\n"
-      "      at the end only)\n";
+      "      at the end only), first_virtual_channel (where virtual channel numbers begin;\n"
+      "      default 0: 1000, or above the channels the source lists)\n";
   return wrapLines(out);
 }
 

@@ -6,10 +6,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <variant>
 
 #include "tagflow/core/error.hpp"
+#include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/core/sharded_measurement.hpp"
 
 namespace tagflow::cli {
@@ -166,7 +168,8 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin,
   }
   if (auto run = root["run"].as_table()) {
     const Parameters p = toParameters(*run, "run.", nullptr);
-    p.requireOnly({"output", "duration_ps", "threads", "max_blocks_in_flight", "checkpoint_s"},
+    p.requireOnly({"output", "duration_ps", "threads", "max_blocks_in_flight", "checkpoint_s",
+                   "first_virtual_channel"},
                   "[run]");
     config.checkpoint_s = p.getDouble("checkpoint_s", 0);
     if (!(config.checkpoint_s >= 0) || config.checkpoint_s > 86400 * 365) {
@@ -197,6 +200,14 @@ RunConfig parseRunConfig(const std::string& text, const std::string& origin,
                             " is invalid (valid: 1..4096)");
     }
     config.max_blocks_in_flight = static_cast<std::size_t>(in_flight);
+    const std::int64_t first_virtual = p.getInt("first_virtual_channel", 0);
+    if (first_virtual < 0 || first_virtual >= std::numeric_limits<channel_t>::max()) {
+      throw InvalidArgument("[run] first_virtual_channel " + std::to_string(first_virtual) +
+                            " is invalid (valid: 0 for " +
+                            std::to_string(MeasurementGraph::kFirstVirtualChannel) + ", or 1.." +
+                            std::to_string(std::numeric_limits<channel_t>::max() - 1) + ")");
+    }
+    config.first_virtual_channel = static_cast<channel_t>(first_virtual);
   }
 
   const toml::table* source = root["source"].as_table();

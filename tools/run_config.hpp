@@ -26,6 +26,7 @@ struct RunConfig {
   timestamp_t duration_ps = -1;
   int threads = 0;
   std::size_t max_blocks_in_flight = 8;
+  channel_t first_virtual_channel = 0;  // GraphOptions::first_virtual_channel
   double checkpoint_s = 0;  // write the results this often while running; 0: at the end only
   SourceSpec source;
   std::vector<MeasurementSpec> channels;  // [[channel]]: virtual channels

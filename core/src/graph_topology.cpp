@@ -43,7 +43,8 @@ class Planner {
         throw InvalidArgument(node.label + " reads channel " + std::to_string(channel) +
                               ", which nothing produces (physical channels are below " +
                               std::to_string(first_virtual_) +
-                              "; virtual channels: " + virtualChannelsText() + ")");
+                              ", first_virtual_channel raises that; virtual channels: " +
+                              virtualChannelsText() + ")");
       }
     }
     return dependencies;

@@ -183,6 +183,10 @@ struct MeasurementGraph::Run {
   std::atomic<std::uint64_t> produced{0};
   std::atomic<timestamp_t> stream_duration_ps{0};  // of the blocks produced so far
   std::vector<int> virtual_parent;
+  // The virtual channels' numbers, [first, end), where the source lists no channels: a source
+  // tag on one of them would be taken for the virtual channel's (empty: no check).
+  channel_t virtual_channels_first = 0;
+  channel_t virtual_channels_end = 0;
   std::vector<std::vector<channel_t>> shared_channels;  // per stream
   tbb::flow::graph* graph = nullptr;
   Clock::time_point start;
@@ -243,6 +247,35 @@ struct MeasurementGraph::Run {
     return timers.emplace_back(profile, start, max_trace_spans);
   }
 
+  // Throws for a source tag on a virtual channel's number.
+  void checkSourceChannels(std::span<const Tag> tags) const {
+    const channel_t first = virtual_channels_first;
+    const auto count = static_cast<std::uint32_t>(virtual_channels_end - first);
+    if (count == 0) return;
+    // One unsigned compare a tag, without a branch until the end of each run of tags.
+    constexpr std::size_t kRun = 64;
+    for (std::size_t begin = 0; begin < tags.size(); begin += kRun) {
+      const std::size_t end = std::min(tags.size(), begin + kRun);
+      bool virtual_number = false;
+      for (std::size_t i = begin; i < end; ++i) {
+        virtual_number |= static_cast<std::uint32_t>(tags[i].channel - first) < count;
+      }
+      if (!virtual_number) continue;
+      for (std::size_t i = begin; i < end; ++i) {
+        if (static_cast<std::uint32_t>(tags[i].channel - first) >= count) continue;
+        throw InvalidArgument(
+            "the source delivered a tag on channel " + std::to_string(tags[i].channel) + " at " +
+            std::to_string(tags[i].time) +
+            " ps, a number this graph gives a virtual channel "
+            "(the source lists no channels, so virtual channels are numbered from " +
+            std::to_string(first) +
+            "): set first_virtual_channel above the source's channels "
+            "([run] in a configuration, GraphOptions in C++, Graph(first_virtual_channel=) in "
+            "Python)");
+      }
+    }
+  }
+
   // Creates the consumer's nodes in the running flow graph.
   void connect(Consumer& consumer, NodeTimer& timer) {
     consumer.sequencer = std::make_unique<Sequencer>(*graph, [&consumer](const BlockRef& block) {
@@ -266,6 +299,7 @@ struct MeasurementGraph::Run {
             PooledBlock* out = consumer.pool->tryAcquire();
             if (out == nullptr) throw std::logic_error("virtual channel pool exhausted");
             const TagBlock view = block->view();
+            if (consumer.reads == kSourceStream) checkSourceChannels(view.tags);
             consumer.channel->process(view, out->buffer);
             out->sequence = block->sequence;
             out->published = block->published;
@@ -280,7 +314,17 @@ struct MeasurementGraph::Run {
 };
 
 MeasurementGraph::MeasurementGraph(Source& source, GraphOptions options)
-    : source_(source), options_(std::move(options)), first_virtual_channel_(kFirstVirtualChannel) {
+    : source_(source),
+      options_(std::move(options)),
+      first_virtual_channel_(options_.first_virtual_channel == 0 ? kFirstVirtualChannel
+                                                                 : options_.first_virtual_channel) {
+  if (options_.first_virtual_channel < 0 ||
+      options_.first_virtual_channel == std::numeric_limits<channel_t>::max()) {
+    throw InvalidArgument(
+        "first_virtual_channel " + std::to_string(options_.first_virtual_channel) +
+        " is invalid (valid: 0 for " + std::to_string(kFirstVirtualChannel) + ", or 1.." +
+        std::to_string(std::numeric_limits<channel_t>::max() - 1) + ")");
+  }
   if (options_.max_blocks_in_flight < 1 || options_.max_blocks_in_flight > kMaxBlocksInFlight) {
     throw InvalidArgument("max_blocks_in_flight " + std::to_string(options_.max_blocks_in_flight) +
                           " is invalid (valid: 1.." + std::to_string(kMaxBlocksInFlight) + ")");
@@ -690,6 +734,10 @@ void MeasurementGraph::connectConsumers(Run& run, std::size_t pool_blocks,
       detail::planTopology(first_virtual_channel_, channel_nodes, measurement_nodes);
   std::lock_guard run_lock(run.mutex);
   run.virtual_parent = topology.virtual_parent;
+  if (source_.channels().empty()) {
+    run.virtual_channels_first = first_virtual_channel_;
+    run.virtual_channels_end = next_virtual_channel_;
+  }
   run.streams.resize(channels_.size() + 1);
   for (std::size_t node : topology.virtual_order) {
     VirtualChannel* channel = channels_[node];

@@ -270,7 +270,8 @@ void bindEngine(py::module_& module) {
 
   py::class_<PythonGraph>(module, "Graph")
       .def(py::init([](py::object source, const py::object& threads,
-                       const py::object& max_blocks_in_flight) {
+                       const py::object& max_blocks_in_flight,
+                       const py::object& first_virtual_channel) {
              return std::make_unique<PythonGraph>(
                  std::move(source),
                  static_cast<int>(integerArgument(threads, "threads", 0,
@@ -278,9 +279,14 @@ void bindEngine(py::module_& module) {
                                                   "0 for all cores, or 1..1024")),
                  static_cast<std::size_t>(
                      integerArgument(max_blocks_in_flight, "max_blocks_in_flight", 1,
-                                     MeasurementGraph::kMaxBlocksInFlight, "1..4096")));
+                                     MeasurementGraph::kMaxBlocksInFlight, "1..4096")),
+                 static_cast<channel_t>(integerArgument(
+                     first_virtual_channel, "first_virtual_channel", 0,
+                     std::numeric_limits<channel_t>::max() - 1,
+                     "0 for 1000, or 1..2147483646: where virtual channel numbers begin")));
            }),
-           py::arg("source"), py::arg("threads") = 0, py::arg("max_blocks_in_flight") = 8)
+           py::arg("source"), py::arg("threads") = 0, py::arg("max_blocks_in_flight") = 8,
+           py::arg("first_virtual_channel") = 0)
       .def("_add_measurement", &PythonGraph::addMeasurement)
       .def("_add_channel", &PythonGraph::addChannel)
       .def("remove", &PythonGraph::removeMeasurement, py::arg("measurement"),

@@ -66,7 +66,8 @@ py::dict profileToDict(const Profile& profile) {
   return out;
 }
 
-PythonGraph::PythonGraph(py::object source, int threads, std::size_t max_blocks_in_flight)
+PythonGraph::PythonGraph(py::object source, int threads, std::size_t max_blocks_in_flight,
+                         channel_t first_virtual_channel)
     : source_object_(std::move(source)),
       source_(&objectOf<Source>(source_object_,
                                 "Graph: source must be a tagflow source "
@@ -79,6 +80,7 @@ PythonGraph::PythonGraph(py::object source, int threads, std::size_t max_blocks_
   GraphOptions options;
   options.threads = threads;
   options.max_blocks_in_flight = max_blocks_in_flight;
+  options.first_virtual_channel = first_virtual_channel;
   graph_ = std::make_unique<MeasurementGraph>(*source_, options);
   boundSources().insert(source_);
   liveGraphs().insert(this);

@@ -23,7 +23,8 @@ namespace py = pybind11;
 
 class PythonGraph {
  public:
-  PythonGraph(py::object source, int threads, std::size_t max_blocks_in_flight);
+  PythonGraph(py::object source, int threads, std::size_t max_blocks_in_flight,
+              channel_t first_virtual_channel);
   ~PythonGraph();
   PythonGraph(const PythonGraph&) = delete;
   PythonGraph& operator=(const PythonGraph&) = delete;

@@ -189,3 +189,59 @@ TEST_CASE("Virtual channels cannot be added while the graph runs", "[channels][g
   source.allowAll();
   CHECK_NOTHROW(run.get());
 }
+
+TEST_CASE(
+    "A source tag on a virtual channel's number stops the run; first_virtual_channel "
+    "makes room",
+    "[channels][graph][wiring]") {
+  // A source that lists no channels (a raw or tag file) may carry channel 1000, where the
+  // virtual channels begin: its tags would be mixed into the delayed channel's.
+  const StreamShape shape{
+      .time_tags = 400, .channels = {1, 1000}, .overflow_probability = 0, .error_probability = 0};
+  const TestStream stream = randomStream(83, shape);
+  std::size_t on_1 = 0, on_1000 = 0;
+  for (const Tag& tag : stream.tags) {
+    on_1 += tag.channel == 1;
+    on_1000 += tag.channel == 1000;
+  }
+  REQUIRE(on_1000 > 0);
+  SECTION("numbered from 1000: refused, naming the channel and the remedy") {
+    ScriptedSource source(cutEvery(stream, 16));
+    MeasurementGraph graph(source);
+    auto& delayed = graph.emplace<DelayedChannel>("delayed", 1, 10);
+    REQUIRE(delayed.getChannel() == 1000);
+    Recorder reader("reader", {1, delayed.getChannel()});
+    graph.add(reader);
+    CHECK_THROWS_AS(graph.run(), InvalidArgument);
+    CHECK_THROWS_WITH(graph.run(), Contains("channel 1000") && Contains("first_virtual_channel"));
+  }
+  SECTION("numbered from 2000: the source's channel 1000 is read as itself") {
+    ScriptedSource source(cutEvery(stream, 16));
+    MeasurementGraph graph(source, GraphOptions{.first_virtual_channel = 2000});
+    auto& delayed = graph.emplace<DelayedChannel>("delayed", 1, 10);
+    REQUIRE(delayed.getChannel() == 2000);
+    Recorder reader("reader", {1, 1000, delayed.getChannel()});
+    graph.add(reader);
+    graph.run();
+    std::size_t seen_1000 = 0, seen_delayed = 0;
+    for (const Tag& tag : reader.tags()) {
+      seen_1000 += tag.channel == 1000;
+      seen_delayed += tag.channel == 2000;
+    }
+    CHECK(seen_1000 == on_1000);
+    CHECK(seen_delayed == on_1);
+  }
+  SECTION("a source channel above every virtual channel's number collides with none") {
+    ScriptedSource source(cutEvery(stream, 16));
+    MeasurementGraph graph(source, GraphOptions{.first_virtual_channel = 900});
+    REQUIRE(graph.emplace<DelayedChannel>("delayed", 1, 10).getChannel() == 900);
+    Recorder reader("reader", {1, 900});
+    graph.add(reader);
+    CHECK_NOTHROW(graph.run());
+  }
+  SECTION("a negative first number is refused") {
+    ScriptedSource source(cutEvery(stream, 16));
+    CHECK_THROWS_WITH(MeasurementGraph(source, GraphOptions{.first_virtual_channel = -5}),
+                      Contains("first_virtual_channel -5") && Contains("valid"));
+  }
+}

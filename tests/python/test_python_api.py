@@ -859,3 +859,23 @@ def test_delay_and_coincidence_window_changed_between_runs(scratch):
                            r"\(valid: 1\.\.4611686018427387904\)")):
         with pytest.raises(ValueError, match=message):
             call()
+
+
+def test_first_virtual_channel_keeps_source_channels_apart():
+    # A memory source lists no channels: its channel 1000 is where virtual channels begin.
+    times = np.arange(0, 40_000, 100, dtype=np.int64)
+    channels = np.where(np.arange(times.size) % 2 == 0, 1, 1000)
+    graph = tf.Graph(tf.MemorySource(times, channels))
+    delayed = tf.DelayedChannel(graph, 1, 10)
+    assert delayed.getChannel() == 1000
+    tf.Countrate(graph, [1, delayed])
+    with pytest.raises(ValueError, match=r"channel 1000 .*first_virtual_channel"):
+        graph.run()
+    graph = tf.Graph(tf.MemorySource(times, channels), first_virtual_channel=2000)
+    delayed = tf.DelayedChannel(graph, 1, 10)
+    assert delayed.getChannel() == 2000
+    rates = tf.Countrate(graph, [1, 1000, delayed])
+    graph.run()
+    assert list(rates.getCountsTotal()) == [200, 200, 200]
+    with pytest.raises(ValueError, match=r"first_virtual_channel .*-1"):
+        tf.Graph(tf.MemorySource(times, channels), first_virtual_channel=-1)

@@ -53,6 +53,11 @@ struct GraphOptions {
   std::size_t max_trace_spans = 0;  // per node; 0 records no timeline
   std::function<void(const Progress&)> progress{};
   double progress_interval_s = 0.25;
+  // Where virtual channel numbers begin (0: kFirstVirtualChannel), raised above every channel
+  // the source lists. A source that lists none (raw and tag files, merged streams) may carry
+  // channels up to any number: they must stay below it, or a run with virtual channels stops
+  // with an error at the first tag that would be taken for a virtual channel's.
+  channel_t first_virtual_channel = 0;
 };
 
 class MeasurementGraph {
@@ -135,7 +140,7 @@ class MeasurementGraph {
   std::vector<VirtualChannel*> virtualChannels() const;
   const GraphOptions& options() const { return options_; }
   // The number the next virtual channel gets: above every channel of the source, and at least
-  // kFirstVirtualChannel.
+  // GraphOptions::first_virtual_channel (kFirstVirtualChannel when it is 0).
   channel_t nextVirtualChannel() const { return next_virtual_channel_; }
   static constexpr channel_t kFirstVirtualChannel = 1000;
   // The bounds of GraphOptions: threads far past any machine's cores, and a thread count the
