@@ -250,30 +250,17 @@ struct MeasurementGraph::Run {
   // Throws for a source tag on a virtual channel's number.
   void checkSourceChannels(std::span<const Tag> tags) const {
     const channel_t first = virtual_channels_first;
-    const auto count = static_cast<std::uint32_t>(virtual_channels_end - first);
-    if (count == 0) return;
-    // One unsigned compare a tag, without a branch until the end of each run of tags.
-    constexpr std::size_t kRun = 64;
-    for (std::size_t begin = 0; begin < tags.size(); begin += kRun) {
-      const std::size_t end = std::min(tags.size(), begin + kRun);
-      bool virtual_number = false;
-      for (std::size_t i = begin; i < end; ++i) {
-        virtual_number |= static_cast<std::uint32_t>(tags[i].channel - first) < count;
-      }
-      if (!virtual_number) continue;
-      for (std::size_t i = begin; i < end; ++i) {
-        if (static_cast<std::uint32_t>(tags[i].channel - first) >= count) continue;
-        throw InvalidArgument(
-            "the source delivered a tag on channel " + std::to_string(tags[i].channel) + " at " +
-            std::to_string(tags[i].time) +
-            " ps, a number this graph gives a virtual channel "
-            "(the source lists no channels, so virtual channels are numbered from " +
-            std::to_string(first) +
-            "): set first_virtual_channel above the source's channels "
-            "([run] in a configuration, GraphOptions in C++, Graph(first_virtual_channel=) in "
-            "Python)");
-      }
-    }
+    if (virtual_channels_end == first) return;
+    const std::size_t at = firstOnChannels(tags, first, virtual_channels_end);
+    if (at == tags.size()) return;
+    throw InvalidArgument(
+        "the source delivered a tag on channel " + std::to_string(tags[at].channel) + " at " +
+        std::to_string(tags[at].time) +
+        " ps, a number this graph gives a virtual channel (the source lists no channels, so "
+        "virtual channels are numbered from " +
+        std::to_string(first) +
+        "): set first_virtual_channel above the source's channels ([run] in a configuration, "
+        "GraphOptions in C++, Graph(first_virtual_channel=) in Python)");
   }
 
   // Creates the consumer's nodes in the running flow graph.

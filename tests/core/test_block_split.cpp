@@ -1,4 +1,5 @@
-// blockSplitPoint and BlockBuffer's special-tag index, against brute-force definitions.
+// blockSplitPoint, firstOnChannels and BlockBuffer's special-tag index, against brute-force
+// definitions.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -78,4 +79,33 @@ TEST_CASE("BlockBuffer indexes exactly the special tags", "[block]") {
   buffer.storage = {makeTimeTag(1, 1)};
   buffer.publishStorage();
   CHECK(buffer.special.empty());
+}
+
+TEST_CASE("firstOnChannels finds the first tag on a range of channels", "[block]") {
+  // Every length around the groups of eight, the hit at every position, channels at and around
+  // the range's ends, negative ones and the extremes of the type.
+  const std::vector<channel_t> outside{999, 1003, 0, -1000, -1, 1, 2147483647, -2147483647 - 1};
+  const std::vector<channel_t> inside{1000, 1001, 1002};
+  for (std::size_t length = 0; length <= 40; ++length) {
+    std::vector<Tag> tags;
+    for (std::size_t i = 0; i < length; ++i) {
+      tags.push_back(makeTimeTag(outside[i % outside.size()], static_cast<timestamp_t>(i)));
+    }
+    CHECK(firstOnChannels(tags, 1000, 1003) == length);
+    for (std::size_t hit = 0; hit < length; ++hit) {
+      for (const channel_t channel : inside) {
+        std::vector<Tag> marked = tags;
+        marked[hit].channel = channel;
+        if (hit + 3 < length) marked[hit + 3].channel = 1000;  // a later one changes nothing
+        INFO("length " << length << ", tag " << hit << " on channel " << channel);
+        CHECK(firstOnChannels(marked, 1000, 1003) == hit);
+      }
+    }
+  }
+  // The empty range finds nothing; a range up to the largest channel finds it.
+  const std::vector<Tag> extreme{makeTimeTag(5, 0), makeTimeTag(2147483647, 1)};
+  CHECK(firstOnChannels(extreme, 1000, 1000) == extreme.size());
+  CHECK(firstOnChannels(extreme, 6, 2147483647) == extreme.size());
+  CHECK(firstOnChannels(extreme, 2147483646, 2147483647) == extreme.size());
+  CHECK(firstOnChannels(extreme, 5, 6) == 0);
 }
