@@ -175,7 +175,7 @@ int runOnce(const RunOptions& options, const DistributedRun& distributed) {
   if (speaks) {
     // Before the graph: a FileWriter creates its file when it is made.
     checkOutputWritable(config.output);
-    if (!options.trace_path.empty()) checkOutputWritable(options.trace_path);
+    if (!options.trace_path.empty()) checkOutputWritable(options.trace_path, "trace");
   }
 
   if (distributed_run) {

@@ -264,6 +264,8 @@ mkdir -p a_folder
 # No place for a file: the run fails (exit 1) before it starts.
 EXIT_CODE=1 refuses "results onto a folder" "cannot write the results to 'a_folder': it is a folder" \
   "$tagflow" run -q good.toml --output a_folder
+EXIT_CODE=1 refuses "a trace onto a folder" "cannot write the trace to 'a_folder': it is a folder" \
+  "$tagflow" run -q good.toml --output out.h5 --trace a_folder
 mkfifo a_pipe
 EXIT_CODE=1 refuses "results onto a pipe" "cannot write the results to 'a_pipe': it is a pipe" \
   "$tagflow" run -q good.toml --output a_pipe

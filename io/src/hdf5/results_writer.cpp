@@ -255,8 +255,8 @@ void checkVirtualChannelName(const std::string& name) {
   checkGroupName(name, "virtual channel", {});
 }
 
-void checkOutputWritable(const std::string& path) {
-  hdf5::requireFilePlace(path, "results");
+void checkOutputWritable(const std::string& path, const std::string& content) {
+  hdf5::requireFilePlace(path, content);
   const std::string probe = resultsTemporaryPath(path);
   std::FILE* file = std::fopen(probe.c_str(), "wb");
   if (file == nullptr) {

@@ -48,8 +48,8 @@ void writeResultsHdf5(const std::string& path, const std::vector<ResultSet>& res
 
 // Fails early, before a long run, if `path` cannot be created: an IoError where its folder is
 // missing or not writable or a folder, device or other non-file is there, an InvalidArgument
-// where it is empty. Leaves nothing behind.
-void checkOutputWritable(const std::string& path);
+// where it is empty. Leaves nothing behind. The messages call the file's content `content`.
+void checkOutputWritable(const std::string& path, const std::string& content = "results");
 // InvalidArgument unless `name` can name a measurement's group: not empty, not "profile",
 // "source" or "virtual_channels" (the file's own groups), not "." or "..", no '/' and no
 // control character.
