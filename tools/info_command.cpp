@@ -16,6 +16,7 @@
 #include "tagflow/core/error.hpp"
 #include "tagflow/io/tagfile/reader.hpp"
 #include "tagflow/io/tagfile/writer.hpp"
+#include "tagflow/io/truncated_data.hpp"
 #include "tagflow/io/vendor/vendor_formats.hpp"
 
 namespace tagflow::cli {
@@ -76,7 +77,34 @@ bool isTagFile(const std::string& path) {
                     [](char a, std::uint8_t b) { return static_cast<std::uint8_t>(a) == b; });
 }
 
-// The parts from `path` on (all of the set when it is part 0), each with its index or null.
+// A part without a time index, read through from its start, every record checked: its tags
+// records, their tags and time range, and where reading it stops short ("problem"; null when
+// it ends with its part end).
+nlohmann::json readThrough(const std::string& path) {
+  TagFileReader reader(path);
+  TagFileReader::Record record;
+  std::vector<Tag> tags;
+  std::uint64_t records = 0, tag_count = 0;
+  nlohmann::json read{{"problem", nullptr}};
+  try {
+    while (reader.next(record, tags)) {
+      if (record.header.kind != tagfile::RecordKind::Tags) continue;
+      if (records++ == 0) read["begin_ps"] = record.header.begin_time;
+      read["end_ps"] = record.header.end_time;
+      tag_count += record.header.tag_count;
+    }
+  } catch (const TruncatedData& cut) {
+    read["problem"] = std::string("cut short: ") + cut.what();
+  } catch (const DataError& damage) {
+    read["problem"] = std::string("damaged: ") + damage.what();
+  }
+  read["records"] = records;
+  read["tags"] = tag_count;
+  return read;
+}
+
+// The parts from `path` on (all of the set when it is part 0), each with its index, or what
+// reading it through found where it has none.
 nlohmann::json tagFileJson(const std::string& path) {
   TagFileReader first(path);
   const tagfile::FileHeader& header = first.header();
@@ -101,6 +129,7 @@ nlohmann::json tagFileJson(const std::string& path) {
       }
     } else {
       every_part_indexed = false;
+      entry["read"] = readThrough(part_path);
     }
     parts.push_back(entry);
     if (!index || !index->continues || header.part != 0) break;
@@ -132,23 +161,26 @@ void printTagFileTable(const nlohmann::json& json) {
                              begin, end, static_cast<double>(end - begin) * 1e-12);
   } else {
     std::cout << "  span       unknown: a part has no time index (cut while recording?); "
-                 "reading from the start works, seeking does not\n";
+                 "it was read through from its start (below); seeking does not work\n";
   }
   std::cout << fmt::format("\n  {:>4}  {:>12}  {:>9}  {}\n", "part", "bytes", "records",
                            "time range (ps)");
   for (const auto& part : json["parts"]) {
     const auto& index = part["index"];
-    std::string range = "no index";
-    std::string records = "-";
-    if (!index.is_null()) {
-      records = std::to_string(index["records"].get<std::size_t>());
-      range = index.contains("begin_ps")
-                  ? fmt::format("[{}, {})", index["begin_ps"].get<std::int64_t>(),
-                                index["end_ps"].get<std::int64_t>())
-                  : "empty";
+    const auto& read = part.contains("read") ? part["read"] : index;
+    const std::string records = std::to_string(read["records"].get<std::size_t>());
+    std::string range = read.contains("begin_ps")
+                            ? fmt::format("[{}, {})", read["begin_ps"].get<std::int64_t>(),
+                                          read["end_ps"].get<std::int64_t>())
+                            : "empty";
+    if (index.is_null()) {
+      range += fmt::format(", no index: read through, {} tags", read["tags"].get<std::uint64_t>());
     }
     std::cout << fmt::format("  {:>4}  {:>12}  {:>9}  {}\n", part["part"].get<std::uint32_t>(),
                              part["size"].get<std::uint64_t>(), records, range);
+    if (index.is_null() && !read["problem"].is_null()) {
+      std::cout << "        " << read["problem"].get<std::string>() << "\n";
+    }
   }
 }
 

@@ -462,6 +462,18 @@ if [ ! -e earlier.1.tags ] && "$tagflow" info earlier.tags >/dev/null; then
 else
   fail "an earlier set's part was left beside a new one"
 fi
+# A tag file cut short has no time index: info reads it through and says where it stops, with
+# the tags convert gets from it.
+"$tagflow" convert kept.raw whole.tags >/dev/null
+head -c $(($(stat -c %s whole.tags) * 2 / 3)) whole.tags >cut.tags
+"$tagflow" convert cut.tags cut.raw >/dev/null 2>&1
+if "$tagflow" info cut.tags >info.txt 2>&1 &&
+  grep -q "cut short: .*truncated at byte offset" info.txt &&
+  grep -q "read through, $(($(stat -c %s cut.raw) / 16)) tags" info.txt; then
+  pass "info reads a tag file without its index through and names its cut"
+else
+  fail "info of a cut tag file: $(cat info.txt)"
+fi
 # A file that only looks like a later part is another file where the output is not a tag file.
 echo "another file" >earlier.1.raw
 "$tagflow" convert kept.raw earlier.raw >/dev/null
