@@ -335,6 +335,25 @@ class FileTest(unittest.TestCase):
             f.attrs["format"] = "tagflow-results/2"
         self.check_refused(self.dir / "future.h5", "it has format 'tagflow-results/2'")
 
+    def test_long_names_are_cut_to_a_file_name_and_kept_apart(self):
+        taken = {"profile"}
+        long_name = "a" * 300
+        first = tp.file_stem(long_name, taken)
+        second = tp.file_stem(long_name + "b", taken)
+        self.assertEqual(first, "a" * tp.MAX_STEM)
+        self.assertEqual(second, "a" * tp.MAX_STEM + "-2")
+        (self.dir / first).with_suffix(".png").write_bytes(b"")  # a file of that name can exist
+
+    def test_output_that_is_a_file_is_refused(self):
+        write_results_file(self.dir / "run.h5")
+        (self.dir / "figs").write_text("a file")
+        errors = io.StringIO()
+        with contextlib.redirect_stderr(errors):
+            status = tp.main([str(self.dir / "run.h5"), "-o", str(self.dir / "figs")])
+        self.assertEqual(status, 1)
+        self.assertIn("it is a file, not a folder", errors.getvalue())
+        self.assertEqual((self.dir / "figs").read_text(), "a file")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -392,9 +392,15 @@ def open_results(path):
     return results
 
 
+# File names stop at 255 bytes; a measurement's name does not (a stem this long leaves room for
+# a clash's number and the extension).
+MAX_STEM = 120
+
+
 def file_stem(name, taken):
-    """A file name from a group name: unsafe characters replaced, clashes numbered."""
-    stem = re.sub(r"[^A-Za-z0-9._-]", "_", name) or "_"
+    """A file name from a group name: unsafe characters replaced, cut to MAX_STEM characters,
+    clashes numbered."""
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:MAX_STEM] or "_"
     candidate, n = stem, 2
     while candidate in taken:
         candidate, n = f"{stem}-{n}", n + 1
@@ -415,6 +421,9 @@ def plot_file(path, output_folder=None, image_format="png"):
     """Writes the figures of one results file; returns the paths written, in file order."""
     output_folder = output_folder or default_output_folder(path)
     with open_results(path) as results:
+        if os.path.exists(output_folder) and not os.path.isdir(output_folder):
+            raise PlotError(f"cannot write the figures into '{output_folder}': it is a file, "
+                            "not a folder")
         try:
             os.makedirs(output_folder, exist_ok=True)
         except OSError as error:
