@@ -5,7 +5,9 @@
 // so that a loss can be placed, and warns when the interface MTU is below the stream's.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -18,6 +20,7 @@
 #include "commands.hpp"
 #include "interrupts.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/hdf5/results_writer.hpp"
 #include "tagflow/io/source_registry.hpp"
 #include "tagflow/io/sources/synthetic_source.hpp"
 #include "tagflow/io/udp/interface.hpp"
@@ -260,13 +263,17 @@ void writeJson(const LinktestOptions& options, const Link& link, const SideFigur
   }
   std::ofstream out(options.json);
   out << json.dump() << "\n";
-  if (!out) throw IoError("cannot write " + options.json);
+  out.close();
+  if (!out)
+    throw IoError("cannot write the figures to '" + options.json + "': " + std::strerror(errno));
 }
 
 }  // namespace
 
 int linktestCommand(const LinktestOptions& options) {
   checkOptions(options);
+  // Before the test, which may run for minutes.
+  if (!options.json.empty()) checkOutputWritable(options.json, "figures");
   Link link = openLink(options);
   printSetup(options, link);
   const std::vector<LinkCounter> before = readLinkCounters(link.interface);

@@ -244,4 +244,16 @@ else
   fail "linktest: exit $status: $(cat out.txt err.txt)"
 fi
 
+# Its --json path is checked before the test runs, not after it.
+mkdir -p json_folder
+SECONDS=0
+"$tagflow" linktest --duration 30 --rate 5e6 --port 4799 --json json_folder >out.txt 2>err.txt
+status=$?
+if [ "$status" -eq 1 ] && [ "$SECONDS" -lt 10 ] &&
+  grep -q "cannot write the figures to 'json_folder'" err.txt; then
+  pass "linktest: an unusable --json path is refused before the test"
+else
+  fail "linktest --json onto a folder: exit $status after ${SECONDS} s: $(cat err.txt)"
+fi
+
 finish
