@@ -42,7 +42,7 @@ std::string explainConversion(const CLI::App& app, const std::string& message) {
                             : type == "FLOAT" ? (list ? "numbers" : "a number")
                                               : type;
   return name + " '" + message.substr(equals + 3) + "' is invalid (valid: " + takes +
-         (list ? ", separated by spaces" : "") + ")";
+         (list ? ", separated by spaces or commas" : "") + ")";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "tagflow/core/error.hpp"
 #include "tagflow/core/measurement_graph.hpp"
 #include "tagflow/io/sources/raw_file.hpp"
+#include "tagflow/io/tagfile/format.hpp"
 #include "tagflow/io/truncated_data.hpp"
 #include "tagflow/measurements/countrate.hpp"
 
@@ -186,6 +188,15 @@ TEST_CASE("RawFileSource rejects corrupt files and bad arguments, naming them", 
     writeFile(dir.file("type.raw"), bad, 3);
     RawFileSource source(dir.file("type.raw"), 8);
     REQUIRE_THROWS_WITH(drain(source), Contains("type 9") && Contains("tag 1"));
+  }
+  SECTION("a tag file read as raw tags: named as what it is") {
+    std::vector<Tag> bad = tags;
+    std::memcpy(static_cast<void*>(&bad[0]), tagfile::kFileMagic.data(),
+                tagfile::kFileMagic.size());
+    writeFile(dir.file("recording.raw"), bad, 3);
+    RawFileSource source(dir.file("recording.raw"), 8);
+    REQUIRE_THROWS_WITH(drain(source), Contains("tag 0") && Contains("type 137") &&
+                                           Contains("begins as a tagflow tag file"));
   }
   SECTION("a missing file") {
     REQUIRE_THROWS_AS(RawFileSource(dir.file("nope.raw"), 8), IoError);

@@ -12,6 +12,7 @@
 
 #include "sources/record_check.hpp"
 #include "tagflow/core/error.hpp"
+#include "tagflow/io/tagfile/format.hpp"
 #include "tagflow/io/truncated_data.hpp"
 #include "write_fully.hpp"
 
@@ -113,9 +114,15 @@ void RawFileSource::throwBadRecord(const Tag* records, std::size_t count) const 
     const Tag& tag = records[i];
     const std::size_t index = read_ + i;
     if (static_cast<std::uint8_t>(tag.type) > kMaxTagType) {
+      // A tag file (or any file that is not raw tags) fails here at its first bytes.
+      const bool tag_file = index == 0 && std::memcmp(&tag, tagfile::kFileMagic.data(),
+                                                      tagfile::kFileMagic.size()) == 0;
       throw DataError("raw tag file '" + path_ + "': tag " + std::to_string(index) +
                       " (byte offset " + std::to_string(index * sizeof(Tag)) + ") has type " +
-                      std::to_string(static_cast<int>(tag.type)) + " (valid: 0..4)");
+                      std::to_string(static_cast<int>(tag.type)) + " (valid: 0..4)" +
+                      (tag_file ? "; the file begins as a tagflow tag file: read it as one (a "
+                                  "name ending in .tags, or source kind 'tagfile')"
+                                : ""));
     }
     if (tag.time < previous) {
       throw DataError("raw tag file '" + path_ + "': tag " + std::to_string(index) +
