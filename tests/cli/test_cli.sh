@@ -198,7 +198,7 @@ expect_failure "TOML syntax error" 2 "line 1" broken.toml
 
 # An option's value of the wrong type names the option, the value and what it takes.
 expect_command_failure "a list option given text" 2 \
-  "--drop 'a,b' is invalid (valid: non-negative integers, separated by spaces)" \
+  "--drop 'a,b' is invalid (valid: non-negative integers, separated by spaces or commas)" \
   "$tagflow" stream send good.toml --to 127.0.0.1:4799 --drop a,b
 expect_command_failure "an integer option given text" 2 \
   "--cpu 'two' is invalid (valid: an integer)" \
