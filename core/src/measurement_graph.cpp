@@ -333,7 +333,25 @@ MeasurementGraph::MeasurementGraph(Source& source, GraphOptions options)
   next_virtual_channel_ = first_virtual_channel_;
 }
 
-MeasurementGraph::~MeasurementGraph() = default;
+MeasurementGraph::~MeasurementGraph() {
+  std::vector<Observer*> observers;
+  {
+    std::lock_guard lock(mutex_);
+    observers.swap(observers_);
+  }
+  // Without the lock: an observer may be inside withMeasurements(), which takes it.
+  for (Observer* observer : observers) observer->graphEnding();
+}
+
+void MeasurementGraph::attach(Observer& observer) {
+  std::lock_guard lock(mutex_);
+  observers_.push_back(&observer);
+}
+
+void MeasurementGraph::detach(Observer& observer) {
+  std::lock_guard lock(mutex_);
+  std::erase(observers_, &observer);
+}
 
 std::vector<Measurement*> MeasurementGraph::measurements() const {
   std::lock_guard lock(mutex_);

@@ -160,10 +160,12 @@ std::string readWholeFile(const std::filesystem::path& path) {
 
 }  // namespace
 
-class Server::Impl {
+class Server::Impl : public MeasurementGraph::Observer {
  public:
   Impl(MeasurementGraph& graph, ServeOptions options);
   ~Impl();
+  // The graph is being destroyed: waits for a read of it in progress, and reads it no more.
+  void graphEnding() override;
 
   int port() const { return port_; }
   const std::string& token() const { return token_; }
@@ -197,6 +199,10 @@ class Server::Impl {
   Response control(const Request& request);
 
   MeasurementGraph& graph_;
+  // Held while the server's thread reads the graph; once the graph has ended (destroyed
+  // before this server) its endpoints answer 503 and no snapshot is made.
+  std::mutex graph_mutex_;
+  std::atomic<bool> graph_ended_{false};
   ServeOptions options_;
   UnnamedSource unnamed_source_;
   const Source& source_;
@@ -431,9 +437,11 @@ Server::Impl::Impl(MeasurementGraph& graph, ServeOptions options)
       }
     }
   });
+  graph_.attach(*this);
 }
 
 Server::Impl::~Impl() {
+  if (!graph_ended_.load()) graph_.detach(*this);
   io_.stop();
   if (thread_.joinable()) thread_.join();
 }
@@ -472,8 +480,13 @@ void Server::Impl::requestStop() {
   // server, which it cannot do before the lock is released.
   std::lock_guard lock(state_mutex_);
   stop_requested_.store(true);
-  graph_.requestStop();
+  if (!graph_ended_.load()) graph_.requestStop();
   stop_cv_.notify_all();
+}
+
+void Server::Impl::graphEnding() {
+  std::lock_guard lock(graph_mutex_);
+  graph_ended_.store(true);
 }
 
 void Server::Impl::waitUntilStopRequested() {
@@ -553,6 +566,15 @@ Response Server::Impl::respond(const Request& request) {
       }
     }
     const auto method = request.method();
+    std::unique_lock graph_lock(graph_mutex_, std::defer_lock);
+    if (path == "/api/control" || path == "/api/graph" || path == "/api/snapshot" ||
+        path == "/api/results.h5") {
+      graph_lock.lock();
+      if (graph_ended_.load()) {
+        return errorResponse(request, http::status::service_unavailable,
+                             "the graph this view showed has ended (it was destroyed)");
+      }
+    }
     if (path == "/api/control") {
       if (method != http::verb::post) {
         return errorResponse(request, http::status::method_not_allowed, "use POST");
@@ -665,7 +687,8 @@ std::string Server::Impl::snapshotText() {
 
 void Server::Impl::addClient(const std::shared_ptr<WebSocketSession>& client) {
   clients_.push_back(client);
-  client->send(std::make_shared<const std::string>(snapshotText()));
+  std::lock_guard lock(graph_mutex_);
+  if (!graph_ended_.load()) client->send(std::make_shared<const std::string>(snapshotText()));
 }
 
 void Server::Impl::scheduleTick() {
@@ -687,7 +710,10 @@ void Server::Impl::scheduleTick() {
 void Server::Impl::broadcastSnapshot() {
   std::erase_if(clients_, [](const auto& client) { return client.expired(); });
   if (clients_.empty()) return;  // nothing is read from the graph while no page looks
+  std::unique_lock lock(graph_mutex_);
+  if (graph_ended_.load()) return;
   const auto message = std::make_shared<const std::string>(snapshotText());
+  lock.unlock();
   for (const auto& weak : clients_) {
     if (const auto client = weak.lock()) client->send(message);
   }

@@ -4,6 +4,7 @@
 // value; a measurement removed while a snapshot reads it is not destroyed under it.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -245,4 +246,40 @@ TEST_CASE("Removing a measurement waits for the snapshot that reads it", "[graph
   REQUIRE(status == 200);
   CHECK(nlohmann::json::parse(body)["measurements"].size() == 2);
   CHECK(snapshot(server.port())["measurements"].size() == 1);
+}
+
+TEST_CASE("A graph destroyed before its server is read no more", "[graph][serve]") {
+  SyntheticSource source(shortStream());
+  auto graph = std::make_unique<MeasurementGraph>(source);
+  graph->emplace<Counter>("counter", std::vector<channel_t>{1});
+  ServeOptions options;
+  options.port = 0;
+  Server server(*graph, options);
+  const int port = server.port();
+  REQUIRE(snapshot(port)["measurements"].size() == 1);
+  // A page keeps asking while the graph goes (each answer whole: a snapshot, or 503 after).
+  std::atomic<bool> graph_gone{false};
+  auto asking = std::async(std::launch::async, [&] {
+    int after = 0;
+    while (after < 3) {
+      const bool gone_before = graph_gone.load();
+      const auto [status, body] = request(port, http::verb::get, "/api/snapshot");
+      CHECK((status == 200 || status == 503));
+      if (gone_before) {
+        CHECK(status == 503);
+        ++after;
+      }
+    }
+  });
+  std::this_thread::sleep_for(20ms);
+  graph.reset();  // the Counter it owns goes with it
+  graph_gone = true;
+  asking.get();
+  const auto [status, body] = request(port, http::verb::get, "/api/snapshot");
+  CHECK(status == 503);
+  CHECK_THAT(body, Contains("has ended"));
+  CHECK(request(port, http::verb::post, "/api/control", R"({"action":"stop_run"})").first == 503);
+  CHECK(request(port, http::verb::get, "/").first == 200);  // the page itself is still there
+  server.requestStop();
+  CHECK(server.stopRequested());
 }

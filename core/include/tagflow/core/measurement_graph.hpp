@@ -138,6 +138,19 @@ class MeasurementGraph {
   // Virtual channels are never removed, and the caller's own outlive the graph: the pointers
   // stay valid for the graph's life.
   std::vector<VirtualChannel*> virtualChannels() const;
+
+  // Something that reads the graph from threads of its own (the live view). A graph destroyed
+  // while one is attached calls its graphEnding() first, which must end those reads and make
+  // sure no later one begins; an observer destroyed first detaches itself.
+  class Observer {
+   public:
+    virtual void graphEnding() = 0;
+
+   protected:
+    ~Observer() = default;
+  };
+  void attach(Observer& observer);
+  void detach(Observer& observer);
   const GraphOptions& options() const { return options_; }
   // The number the next virtual channel gets: above every channel of the source, and at least
   // GraphOptions::first_virtual_channel (kFirstVirtualChannel when it is 0).
@@ -173,6 +186,7 @@ class MeasurementGraph {
   std::vector<VirtualChannel*> channels_;
   std::vector<std::unique_ptr<Measurement>> owned_;
   std::vector<std::unique_ptr<VirtualChannel>> owned_channels_;
+  std::vector<Observer*> observers_;  // guarded by mutex_
   std::atomic<bool> stop_requested_{false};
   // The part of a block after the cut that ended the last run: the next run's first block.
   BlockBuffer carried_;

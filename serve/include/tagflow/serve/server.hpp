@@ -9,8 +9,9 @@
 // nothing is computed while no page is connected. Only MeasurementGraph::remove() waits, for a
 // snapshot that reads the measurement it removes, so that its owner may destroy it after. A
 // malformed request or WebSocket frame ends that connection with an error, never the server or
-// the run. The server reads its graph until it is destroyed: destroy it first (declare it
-// after the graph); Python's Server keeps its Graph alive.
+// the run. A graph destroyed before its server (not at the same time, from two threads) waits
+// for a read of it in progress; after that the server answers its data and control requests
+// with 503 and sends no snapshots. Python's Server keeps its Graph alive.
 //
 // Safe by default: listens on 127.0.0.1; on any other address every /api and /ws request must
 // carry the token (a random one unless given), which url() includes. Requests of other sites'
