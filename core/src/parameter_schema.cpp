@@ -205,6 +205,12 @@ ParameterValue ParameterSpec::check(const ParameterValue& value, std::string_vie
     case ParameterType::Text: {
       const auto* text = std::get_if<std::string>(&value);
       if (text == nullptr) wrongType(owner, key, type_, value);
+      // C interfaces (a file's path) would end the text there and use what is before it.
+      if (const auto nul = text->find('\0'); nul != std::string::npos) {
+        throw InvalidArgument(
+            fmt::format("{}: {} holds a NUL character at position {} (valid: text without one)",
+                        owner, key, nul));
+      }
       if (!choices_.empty() &&
           std::find(choices_.begin(), choices_.end(), *text) == choices_.end()) {
         throw InvalidArgument(fmt::format("{}: {} '{}' is invalid (valid: {})", owner, key, *text,

@@ -87,7 +87,10 @@ ParameterValue parameterValue(const std::string& key, const py::handle& value,
     const py::object values = value.attr("tolist")();
     return parameterValue(key, values, graph);
   }
-  if (py::isinstance<py::str>(value) || !py::isinstance<py::sequence>(value)) {
+  // Bytes are sequences of small integers, never meant as a list of numbers: refused as
+  // scalars.
+  if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value) ||
+      PyByteArray_Check(value.ptr()) || !py::isinstance<py::sequence>(value)) {
     return scalar(key, value, graph);
   }
   std::vector<std::int64_t> integers;

@@ -406,8 +406,13 @@ Server::Impl::Impl(MeasurementGraph& graph, ServeOptions options)
   }
   boost::system::error_code error;
   const net::ip::address address = net::ip::make_address(options_.address, error);
-  if (error) {
-    throw InvalidArgument("address '" + options_.address +
+  // make_address reads up to a NUL character; what follows it would be dropped unseen.
+  if (error || options_.address.find('\0') != std::string::npos) {
+    std::string shown = options_.address;  // a NUL would end the message too
+    for (std::size_t at = shown.find('\0'); at != std::string::npos; at = shown.find('\0', at)) {
+      shown.replace(at, 1, "\\0");
+    }
+    throw InvalidArgument("address '" + shown +
                           "' is invalid (valid: an IPv4 or IPv6 address, e.g. 127.0.0.1)");
   }
   token_ = options_.token;

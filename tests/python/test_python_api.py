@@ -879,3 +879,24 @@ def test_first_virtual_channel_keeps_source_channels_apart():
     assert list(rates.getCountsTotal()) == [200, 200, 200]
     with pytest.raises(ValueError, match=r"first_virtual_channel .*-1"):
         tf.Graph(tf.MemorySource(times, channels), first_virtual_channel=-1)
+
+
+def test_nul_characters_and_bytes_are_refused(scratch):
+    # A NUL would end a path for the system, which would then write or read another file.
+    times = np.arange(0, 10_000, 100, dtype=np.int64)
+    graph = tf.Graph(tf.MemorySource(times, np.ones(times.size, np.int32)))
+    with pytest.raises(ValueError, match=r"FileWriter .*path holds a NUL character at position [0-9]+"):
+        tf.FileWriter(graph, str(scratch / "w") + "\x00x.tags", [1])
+    with pytest.raises(ValueError, match=r"NUL character"):
+        tf.FileReader(str(scratch / "w") + "\x00x.tags")
+    tf.Countrate(graph, [1])
+    graph.run()
+    with pytest.raises(ValueError, match=r"the path for the results holds a NUL character"):
+        tf.write_hdf5(str(scratch / "a") + "\x00b.h5", graph)
+    assert not any(scratch.iterdir())
+    with pytest.raises(ValueError, match=r"address .* is invalid"):
+        tf.Server(graph, port=0, address="127.0.0.1\x00junk")
+    # Bytes are a sequence of small integers, never meant as channel numbers.
+    for value in (b"1", bytearray(b"12")):
+        with pytest.raises(TypeError, match=r"argument 'channels': .*got (bytes|bytearray)"):
+            tf.Countrate(graph, value)

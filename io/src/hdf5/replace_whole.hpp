@@ -25,6 +25,10 @@ inline void requireFilePlace(const std::string& path, const std::string& content
   if (path.empty()) {
     throw InvalidArgument("the path for the " + content + " is empty (valid: a file's path)");
   }
+  if (const auto nul = path.find('\0'); nul != std::string::npos) {
+    throw InvalidArgument("the path for the " + content + " holds a NUL character at position " +
+                          std::to_string(nul) + " (valid: a file's path, which has none)");
+  }
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(path, error);
   if (error || !std::filesystem::exists(status) || std::filesystem::is_regular_file(status)) return;
