@@ -885,7 +885,8 @@ def test_nul_characters_and_bytes_are_refused(scratch):
     # A NUL would end a path for the system, which would then write or read another file.
     times = np.arange(0, 10_000, 100, dtype=np.int64)
     graph = tf.Graph(tf.MemorySource(times, np.ones(times.size, np.int32)))
-    with pytest.raises(ValueError, match=r"FileWriter .*path holds a NUL character at position [0-9]+"):
+    with pytest.raises(ValueError,
+                       match=r"FileWriter .*path holds a NUL character at position [0-9]+"):
         tf.FileWriter(graph, str(scratch / "w") + "\x00x.tags", [1])
     with pytest.raises(ValueError, match=r"NUL character"):
         tf.FileReader(str(scratch / "w") + "\x00x.tags")
